@@ -1,0 +1,579 @@
+/* calib.c - a history of (counter, reference) samples and conversion with a bound.
+ *
+ * Writers (fts_calib_add) keep, for every kept sample, a knot: the bracket midpoint c,
+ * the reference reading r, the bracket half-width w, and for the interval that starts
+ * there the residual of samples merged into it. From the knots they build the
+ * intervals (struct fts__seg) that readers use: slope, rate band, end uncertainties,
+ * all as integers. Readers look up an interval and evaluate a few 128-bit products,
+ * under a sequence count, writing nothing shared.
+ *
+ * The bound. Between two samples at c0 and c1, with the rate assumed within [lo, hi]:
+ * if no step happened between c0 and x, r(x) lies in the cone from c0,
+ * r0 + (x - c0) * [lo, hi]; if none happened between x and c1, in the cone back from
+ * c1, r1 - (c1 - x) * [lo, hi]. With at most one step in the interval one of the two
+ * holds, so the hull of both covers the truth. Relative to the line r0 -> r1 (slope s)
+ * the cones are [-(x - c0)(s - lo), (x - c0)(hi - s)] and [-(c1 - x)(hi - s),
+ * (c1 - x)(s - lo)], each widened by the uncertainty at its end. Inside a merged
+ * interval a dropped sample sits within span of x on each side and within e of the
+ * line, so the distances are capped at span.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define DEFAULT_MAX_SAMPLES 1024
+#define MIN_MAX_SAMPLES 8
+#define DEFAULT_RATE_TOL_PPB 1000
+/* Beyond any slew: the kernel adjusts at most +-500 ppm (NTP frequency) plus 500 ppm
+ * (adjtime), so a larger change of rate between intervals is a step. */
+#define STEP_PPM 2000.0L
+/* Merged residuals may grow to this many times the samples' own uncertainty. */
+#define MERGE_BUDGET 4
+#define FIXED_MAX_SHIFT 62
+
+struct knot {
+	uint64_t c;      /* bracket midpoint */
+	int64_t r;       /* reference ns */
+	uint64_t w;      /* bracket half-width, ticks */
+	int64_t emid;    /* how far merged samples after this knot lay from its line, ns */
+	uint64_t span;   /* longest original gap in the interval after it, 0 = its length */
+	int step;        /* the interval after it holds a step */
+};
+
+struct fts_calib {
+	/* Read by readers: one line, written only by the writer. */
+	_Alignas(64) unsigned seq;
+	size_t n;                /* knots held; intervals = n - 1 */
+	struct fts__seg *segs;   /* cap - 1 entries, fixed at creation */
+	/* Writer only. */
+	_Alignas(64) size_t cap;
+	long double tol;         /* rate tolerance, relative */
+	uint64_t last_after;
+	struct knot *knots;
+};
+
+/* ---- read side --------------------------------------------------------------------- */
+
+static __int128 mulshift(uint64_t d, int64_t m, uint32_t shift)
+{
+	unsigned __int128 p = (unsigned __int128)d * (uint64_t)(m < 0 ? -(uint64_t)m : (uint64_t)m);
+	if (shift)
+		p = (p + ((unsigned __int128)1 << (shift - 1))) >> shift;
+	/* Past 2^100 ns nothing fits an int64 anyway; saturating keeps sums from overflow. */
+	if (p > ((unsigned __int128)1 << 100))
+		p = (unsigned __int128)1 << 100;
+	return m < 0 ? -(__int128)p : (__int128)p;
+}
+
+static __int128 max128(__int128 a, __int128 b) { return a > b ? a : b; }
+static __int128 min128(__int128 a, __int128 b) { return a < b ? a : b; }
+
+int fts__seg_convert(const struct fts__seg *s, int where, uint64_t x, int64_t *ns,
+		     int64_t *err)
+{
+	__int128 est, bound;
+
+	if (where == 0) {
+		uint64_t d1 = x - s->c0, d2 = s->c1 - x;
+		uint64_t D1 = d1 < s->span ? d1 : s->span, D2 = d2 < s->span ? d2 : s->span;
+		int64_t dn = s->mult - s->lo, up = s->hi - s->mult;
+		__int128 lo_off = min128(-mulshift(D1, dn, s->shift) - s->e0,
+					 -mulshift(D2, up, s->shift) - s->e1);
+		__int128 hi_off = max128(mulshift(D1, up, s->shift) + s->e0,
+					 mulshift(D2, dn, s->shift) + s->e1);
+		__int128 off = s->step ? (lo_off + hi_off) / 2 : 0;
+
+		est = s->r0 + mulshift(d1, s->mult, s->shift) + off;
+		bound = max128(off - lo_off, hi_off - off) + 1; /* +1: rounding */
+	} else {
+		/* Outside: carry the rate band on from the nearest end. */
+		int64_t mid = s->lo + (s->hi - s->lo) / 2, half = (s->hi - s->lo + 1) / 2;
+		uint64_t d = where > 0 ? x - s->c1 : s->c0 - x;
+		__int128 moved = mulshift(d, mid, s->shift);
+
+		est = where > 0 ? s->r1 + moved : s->r0 - moved;
+		bound = mulshift(d, half, s->shift) + (where > 0 ? s->e1 : s->e0) + 1;
+	}
+	if (est > INT64_MAX || est < INT64_MIN)
+		return -ERANGE;
+	*ns = (int64_t)est;
+	*err = bound > INT64_MAX ? INT64_MAX : (int64_t)bound;
+	return 0;
+}
+
+unsigned fts__calib_read_begin(const struct fts_calib *c)
+{
+	unsigned s;
+	while ((s = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE)) & 1)
+		FTS__RELAX();
+	return s;
+}
+
+int fts__calib_read_retry(const struct fts_calib *c, unsigned seq)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return FTS__LD(c->seq) != seq;
+}
+
+static void seg_load(const struct fts__seg *src, struct fts__seg *dst)
+{
+	dst->c0 = FTS__LD(src->c0);
+	dst->c1 = FTS__LD(src->c1);
+	dst->r0 = FTS__LD(src->r0);
+	dst->r1 = FTS__LD(src->r1);
+	dst->mult = FTS__LD(src->mult);
+	dst->lo = FTS__LD(src->lo);
+	dst->hi = FTS__LD(src->hi);
+	dst->span = FTS__LD(src->span);
+	dst->e0 = FTS__LD(src->e0);
+	dst->e1 = FTS__LD(src->e1);
+	dst->shift = FTS__LD(src->shift);
+	dst->step = FTS__LD(src->step);
+}
+
+int fts__calib_lookup(const struct fts_calib *c, uint64_t x, struct fts__seg *seg)
+{
+	size_t n = FTS__LD(c->n), lo, hi;
+
+	if (n < 2 || n > c->cap)  /* cap is fixed after creation */
+		return -ENODATA;
+	/* Recent stamps are the common case: try the newest interval first. */
+	seg_load(&c->segs[n - 2], seg);
+	if (x >= seg->c0)
+		return x > seg->c1 ? 1 : 0;
+	/* Last interval whose start is <= x. */
+	lo = 0;
+	hi = n - 2;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo + 1) / 2;
+		if (FTS__LD(c->segs[mid].c0) <= x)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	seg_load(&c->segs[lo], seg);
+	/* Torn reads are caught by the sequence check; keep the answer well formed. */
+	if (x < seg->c0)
+		return -1;
+	return x > seg->c1 ? 1 : 0;
+}
+
+int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_ns,
+		      int64_t *err_ns)
+{
+	struct fts__seg seg;
+	int64_t ns, err;
+	unsigned seq;
+	int where, rc;
+
+	if (!c || !ref_ns) {
+		errno = EINVAL;
+		return -1;
+	}
+	do {
+		seq = fts__calib_read_begin(c);
+		where = fts__calib_lookup(c, counter, &seg);
+	} while (fts__calib_read_retry(c, seq));
+	if (where == -ENODATA) {
+		errno = ENODATA;
+		return -1;
+	}
+	rc = fts__seg_convert(&seg, where, counter, &ns, &err);
+	if (rc < 0) {
+		errno = -rc;
+		return -1;
+	}
+	*ref_ns = ns;
+	if (err_ns)
+		*err_ns = err;
+	return 0;
+}
+
+int fts__calib_newest(const struct fts_calib *c, uint64_t *counter, int64_t *ref_ns)
+{
+	unsigned seq;
+	size_t n;
+	int rc;
+
+	do {
+		seq = fts__calib_read_begin(c);
+		n = FTS__LD(c->n);
+		rc = -ENODATA;
+		if (n >= 2 && n <= c->cap) {
+			*counter = FTS__LD(c->segs[n - 2].c1);
+			*ref_ns = FTS__LD(c->segs[n - 2].r1);
+			rc = 0;
+		}
+	} while (fts__calib_read_retry(c, seq));
+	return rc;
+}
+
+int fts__calib_rate(const struct fts_calib *c, int64_t *mult, uint32_t *shift)
+{
+	struct fts__seg seg;
+	unsigned seq;
+	size_t n;
+	int rc;
+
+	do {
+		seq = fts__calib_read_begin(c);
+		n = FTS__LD(c->n);
+		rc = -ENODATA;
+		if (n >= 2 && n <= c->cap) {
+			seg_load(&c->segs[n - 2], &seg);
+			rc = 0;
+		}
+	} while (fts__calib_read_retry(c, seq));
+	if (rc == 0) {
+		*mult = seg.mult;
+		*shift = seg.shift;
+	}
+	return rc;
+}
+
+size_t fts_calib_count(const struct fts_calib *c)
+{
+	return c ? FTS__LD(c->n) : 0;
+}
+
+int fts_calib_range(const struct fts_calib *c, uint64_t *oldest, uint64_t *newest)
+{
+	uint64_t a = 0, b = 0;
+	unsigned seq;
+	size_t n;
+
+	if (!c || !oldest || !newest) {
+		errno = EINVAL;
+		return -1;
+	}
+	do {
+		seq = fts__calib_read_begin(c);
+		n = FTS__LD(c->n);
+		if (n >= 1 && n <= c->cap) {
+			a = FTS__LD(c->segs[0].c0);
+			b = FTS__LD(c->segs[n >= 2 ? n - 2 : 0].c1);
+		}
+	} while (fts__calib_read_retry(c, seq));
+	if (n == 0) {
+		errno = ENODATA;
+		return -1;
+	}
+	*oldest = a;
+	*newest = b;
+	return 0;
+}
+
+/* ---- write side -------------------------------------------------------------------- */
+
+static long double slope(const struct fts_calib *c, size_t k)
+{
+	const struct knot *a = &c->knots[k], *b = &c->knots[k + 1];
+	return ((long double)b->r - (long double)a->r) / (long double)(b->c - a->c);
+}
+
+/* How far the slope of interval k may be off, from its brackets and the reference's
+ * 1 ns resolution at each end. */
+static long double slope_noise(const struct fts_calib *c, size_t k)
+{
+	const struct knot *a = &c->knots[k], *b = &c->knots[k + 1];
+	return (fabsl(slope(c, k)) * (long double)(a->w + b->w) + 2.0L) /
+	       (long double)(b->c - a->c);
+}
+
+static int seg_is_step(const struct fts_calib *c, size_t k)
+{
+	return c->knots[k].step;
+}
+
+/* A step: the rate leaves what its neighbour allows by more than any slew could. */
+static int classify(const struct fts_calib *c, size_t k)
+{
+	long double s = slope(c, k), ref;
+	size_t nseg = c->n - 1, r;
+
+	if (s <= 0)
+		return 1;
+	if (k > 0 && !seg_is_step(c, k - 1))
+		r = k - 1;
+	else if (k + 1 < nseg && slope(c, k + 1) > 0)
+		r = k + 1;
+	else
+		return 0;
+	ref = slope(c, r);
+	return fabsl(s - ref) > ref * STEP_PPM * 1e-6L + slope_noise(c, k) + slope_noise(c, r);
+}
+
+static void band_add(long double *lo, long double *hi, int *have, const struct fts_calib *c,
+		     size_t k)
+{
+	long double s = slope(c, k), e = slope_noise(c, k);
+	if (!*have || s - e < *lo)
+		*lo = s - e;
+	if (!*have || s + e > *hi)
+		*hi = s + e;
+	*have = 1;
+}
+
+static int64_t clamp_ns(long double v)
+{
+	if (v >= 0x1p62L)
+		return INT64_C(1) << 62;
+	return (int64_t)ceill(v);
+}
+
+static int64_t to_fixed(long double v, uint32_t shift)
+{
+	long double f = ldexpl(v, (int)shift);
+	if (f >= 0x1p62L)
+		return INT64_C(1) << 62;
+	if (f <= -0x1p62L)
+		return -(INT64_C(1) << 62);
+	return (int64_t)llroundl(f);
+}
+
+/* Rebuild interval k from its knots and neighbours and publish it. */
+static void seg_build(struct fts_calib *c, size_t k, int step)
+{
+	const struct knot *a = &c->knots[k], *b = &c->knots[k + 1];
+	size_t nseg = c->n - 1;
+	long double s = slope(c, k), lo = 0, hi = 0, m;
+	struct fts__seg *g = &c->segs[k];
+	uint32_t shift = FIXED_MAX_SHIFT;
+	int have = 0;
+
+	if (k > 0 && !seg_is_step(c, k - 1))
+		band_add(&lo, &hi, &have, c, k - 1);
+	if (k + 1 < nseg && !seg_is_step(c, k + 1))
+		band_add(&lo, &hi, &have, c, k + 1);
+	if (!step) {
+		band_add(&lo, &hi, &have, c, k);
+	} else if (!have) {
+		/* A step with no clean neighbour: borrow the nearest clean interval. */
+		for (size_t d = 1; d < nseg && !have; d++) {
+			if (k >= d && !seg_is_step(c, k - d))
+				band_add(&lo, &hi, &have, c, k - d);
+			else if (k + d < nseg && !seg_is_step(c, k + d))
+				band_add(&lo, &hi, &have, c, k + d);
+		}
+		if (!have) {    /* nothing is known of the rate */
+			lo = 0;
+			hi = fabsl(s);
+		}
+	}
+	m = (lo + hi) / 2;
+	lo -= fabsl(m) * c->tol;
+	hi += fabsl(m) * c->tol;
+	if (lo < 0)
+		lo = 0;
+	m = fmaxl(fabsl(s), hi);
+	while (shift > 0 && ldexpl(m, (int)shift) >= 0x1p62L)
+		shift--;
+
+	FTS__ST(g->c0, a->c);
+	FTS__ST(g->c1, b->c);
+	FTS__ST(g->r0, a->r);
+	FTS__ST(g->r1, b->r);
+	FTS__ST(g->shift, shift);
+	FTS__ST(g->mult, to_fixed(s, shift));
+	FTS__ST(g->lo, to_fixed(lo, shift));
+	FTS__ST(g->hi, to_fixed(hi, shift));
+	FTS__ST(g->span, a->span ? a->span : b->c - a->c);
+	FTS__ST(g->e0, clamp_ns(fmaxl((long double)a->w * hi + 1, (long double)a->emid)));
+	FTS__ST(g->e1, clamp_ns(fmaxl((long double)b->w * hi + 1, (long double)a->emid)));
+	FTS__ST(g->step, (uint32_t)step);
+}
+
+/* Recompute intervals from..n-2: steps first (each looks left), then bands (which look
+ * both ways). */
+static void refresh(struct fts_calib *c, size_t from)
+{
+	size_t nseg = c->n - 1;
+
+	if (c->n < 2) {
+		/* One sample: publish its position for fts_calib_range. */
+		if (c->n == 1) {
+			FTS__ST(c->segs[0].c0, c->knots[0].c);
+			FTS__ST(c->segs[0].c1, c->knots[0].c);
+		}
+		return;
+	}
+	for (size_t k = from; k < nseg; k++)
+		c->knots[k].step = classify(c, k);
+	/* A band looks one interval back, so the one before the range changes too. */
+	for (size_t k = from ? from - 1 : 0; k < nseg; k++)
+		seg_build(c, k, seg_is_step(c, k));
+}
+
+/* Uncertainty of knot k's midpoint in ns, at the rate of the interval around it. */
+static long double knot_err(const struct fts_calib *c, size_t k, long double rate)
+{
+	return (long double)c->knots[k].w * fabsl(rate) + 1;
+}
+
+/* Residual bound after dropping knot k (between k-1 and k+1): how far every sample now
+ * inside the merged interval may lie from the new line. */
+static long double merged_resid(const struct fts_calib *c, size_t k)
+{
+	const struct knot *a = &c->knots[k - 1], *b = &c->knots[k], *d = &c->knots[k + 1];
+	long double s = ((long double)d->r - a->r) / (long double)(d->c - a->c);
+	long double resid = fabsl((long double)b->r - (a->r + s * (long double)(b->c - a->c)));
+	long double inner = fmaxl(fmaxl((long double)a->emid, (long double)b->emid),
+				  knot_err(c, k, s));
+	return resid + inner;
+}
+
+static void drop_knot(struct fts_calib *c, size_t k, long double resid)
+{
+	struct knot *a = &c->knots[k - 1], *b = &c->knots[k];
+	uint64_t sa = a->span ? a->span : b->c - a->c;
+	uint64_t sb = b->span ? b->span : c->knots[k + 1].c - b->c;
+
+	a->emid = clamp_ns(resid);
+	a->span = sa > sb ? sa : sb;
+	memmove(&c->knots[k], &c->knots[k + 1], (c->n - k - 1) * sizeof(c->knots[0]));
+	FTS__ST(c->n, c->n - 1);
+}
+
+/* Merge the newest-but-one knot into its interval when the line through its neighbours
+ * predicts it within the budget. */
+static void try_merge(struct fts_calib *c)
+{
+	size_t k = c->n - 2;
+	long double s, resid, budget;
+
+	if (c->n < 3 || seg_is_step(c, k - 1) || seg_is_step(c, k))
+		return;
+	s = slope(c, k - 1);
+	resid = merged_resid(c, k);
+	budget = MERGE_BUDGET * fmaxl(knot_err(c, k - 1, s),
+				      fmaxl(knot_err(c, k, s), knot_err(c, k + 1, s)));
+	if (resid <= budget)
+		drop_knot(c, k, resid);
+}
+
+/* At capacity: drop every other knot of the older half (not the ends of steps), so the
+ * whole past stays convertible at a coarser grain. The caller rebuilds the intervals. */
+static void thin(struct fts_calib *c)
+{
+	size_t half = c->n / 2, n0 = c->n;
+
+	for (size_t k = 1; k < half && k + 1 < c->n; k++)
+		if (!seg_is_step(c, k - 1) && !seg_is_step(c, k))
+			drop_knot(c, k, merged_resid(c, k));
+	if (c->n == n0) {  /* all steps: forget the oldest */
+		memmove(&c->knots[0], &c->knots[1], (c->n - 1) * sizeof(c->knots[0]));
+		FTS__ST(c->n, c->n - 1);
+	}
+}
+
+static void write_begin(struct fts_calib *c)
+{
+	FTS__ST(c->seq, c->seq + 1);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static void write_end(struct fts_calib *c)
+{
+	__atomic_store_n(&c->seq, c->seq + 1, __ATOMIC_RELEASE);
+}
+
+int fts_calib_add(struct fts_calib *c, uint64_t before, int64_t ref_ns, uint64_t after)
+{
+	uint64_t mid;
+
+	if (!c || before > after || (c->n && before < c->last_after)) {
+		errno = EINVAL;
+		return -1;
+	}
+	mid = before + (after - before) / 2;
+	if (c->n && mid <= c->knots[c->n - 1].c) {
+		errno = EINVAL;
+		return -1;
+	}
+	write_begin(c);
+	if (c->n == c->cap) {
+		thin(c);
+		refresh(c, 0);
+	}
+	c->knots[c->n] = (struct knot){ .c = mid, .r = ref_ns, .w = after - mid };
+	FTS__ST(c->n, c->n + 1);
+	c->last_after = after;
+	refresh(c, c->n > 4 ? c->n - 4 : 0);
+	if (c->n >= 3) {
+		size_t n0 = c->n;
+		try_merge(c);
+		if (c->n != n0)
+			refresh(c, c->n > 4 ? c->n - 4 : 0);
+	}
+	write_end(c);
+	return 0;
+}
+
+void fts__calib_reset(struct fts_calib *c)
+{
+	write_begin(c);
+	FTS__ST(c->n, (size_t)0);
+	c->last_after = 0;
+	write_end(c);
+}
+
+struct fts_calib *fts_calib_new_opts(const struct fts_calib_opts *opts)
+{
+	size_t cap = DEFAULT_MAX_SAMPLES;
+	uint32_t tol = DEFAULT_RATE_TOL_PPB;
+	struct fts_calib *c;
+
+	if (opts) {
+		size_t need = offsetof(struct fts_calib_opts, max_samples) + sizeof(size_t);
+		if (opts->size < need) {
+			errno = EINVAL;
+			return NULL;
+		}
+		if (opts->max_samples)
+			cap = opts->max_samples;
+		if (opts->size >= offsetof(struct fts_calib_opts, rate_tol_ppb) + sizeof(uint32_t) &&
+		    opts->rate_tol_ppb)
+			tol = opts->rate_tol_ppb;
+		if (cap < MIN_MAX_SAMPLES || cap > SIZE_MAX / 2 / sizeof(struct fts__seg)) {
+			errno = EINVAL;
+			return NULL;
+		}
+	}
+	if (posix_memalign((void **)&c, 64, sizeof(*c))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(c, 0, sizeof(*c));
+	c->cap = cap;
+	c->tol = (long double)tol * 1e-9L;
+	c->knots = calloc(cap, sizeof(*c->knots));
+	if (posix_memalign((void **)&c->segs, 64, (cap - 1) * sizeof(*c->segs)))
+		c->segs = NULL;
+	if (!c->knots || !c->segs) {
+		free(c->knots);
+		free(c->segs);
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(c->segs, 0, (cap - 1) * sizeof(*c->segs));
+	return c;
+}
+
+struct fts_calib *fts_calib_new(void)
+{
+	return fts_calib_new_opts(NULL);
+}
+
+void fts_calib_free(struct fts_calib *c)
+{
+	if (!c)
+		return;
+	free(c->knots);
+	free(c->segs);
+	free(c);
+}

@@ -1,0 +1,116 @@
+/* freq.c - the counter's frequency, measured against CLOCK_MONOTONIC_RAW (which no NTP
+ * adjustment touches), and the hardware hint trusted only where it agrees. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "internal.h"
+
+#define MEASURE_MS 10
+/* A hint is used when it agrees this well with the measurement; a 10 ms measurement
+ * with brackets of tens of ns is good to a few ppm, a wrong hint is off by far more. */
+#define HINT_AGREE_PPM 200
+
+static int64_t raw_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* One bracketed reading: the narrowest of a few tries. */
+static void bracket(uint64_t (*read)(void), uint64_t *mid, uint64_t *half, int64_t *ns)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 5; i++) {
+		uint64_t b = read();
+		int64_t t = raw_ns();
+		uint64_t a = read();
+		if (a >= b && a - b < best) {
+			best = a - b;
+			*mid = b + (a - b) / 2;
+			*half = (a - b + 1) / 2;
+			*ns = t;
+		}
+	}
+	if (best == UINT64_MAX) {
+		*mid = read();
+		*half = 0;
+		*ns = raw_ns();
+	}
+}
+
+int fts__freq_measure(uint64_t (*read)(void), int ms, uint64_t *hz, uint64_t *err_ppb)
+{
+	uint64_t c0, c1, w0, w1;
+	int64_t t0, t1;
+	struct timespec d = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	if (!read || ms <= 0 || !hz)
+		return -EINVAL;
+	bracket(read, &c0, &w0, &t0);
+	while (nanosleep(&d, &d) && errno == EINTR)
+		;
+	bracket(read, &c1, &w1, &t1);
+	if (c1 <= c0 || t1 <= t0)
+		return -EAGAIN;
+	*hz = (uint64_t)((unsigned __int128)(c1 - c0) * 1000000000 / (uint64_t)(t1 - t0));
+	if (err_ppb)
+		*err_ppb = (uint64_t)((unsigned __int128)(w0 + w1) * 1000000000 / (c1 - c0)) + 1;
+	return 0;
+}
+
+static uint64_t freq_hz;
+static char freq_src[256];
+static pthread_once_t freq_once = PTHREAD_ONCE_INIT;
+
+static uint64_t counter(void)
+{
+	return fts__arch_counter();
+}
+
+static void measure_once(void)
+{
+	const struct fts__choice *ch = fts__backend_choice();
+	uint64_t hz = 0, eppb = 0;
+
+	if (!FTS__HAVE_COUNTER || !fts__arch_counter()) {
+		snprintf(freq_src, sizeof(freq_src), "no counter");
+		return;
+	}
+	if (fts__freq_measure(counter, MEASURE_MS, &hz, &eppb) < 0) {
+		snprintf(freq_src, sizeof(freq_src), "measurement failed");
+		hz = 0;
+	}
+	if (ch->arch.hint_hz && hz) {
+		int64_t diff = (int64_t)(ch->arch.hint_hz - hz);
+		uint64_t ppm = (uint64_t)((diff < 0 ? -diff : diff) * (__int128)1000000 / (int64_t)hz);
+		if (ppm <= HINT_AGREE_PPM) {
+			snprintf(freq_src, sizeof(freq_src),
+				 "%s, agrees with a %d ms measurement against "
+				 "CLOCK_MONOTONIC_RAW within %llu ppm",
+				 ch->arch.hint_source, MEASURE_MS, (unsigned long long)ppm);
+			freq_hz = ch->arch.hint_hz;
+			return;
+		}
+		snprintf(freq_src, sizeof(freq_src),
+			 "measured against CLOCK_MONOTONIC_RAW over %d ms (+-%llu ppb); "
+			 "%s disagrees by %llu ppm",
+			 MEASURE_MS, (unsigned long long)eppb, ch->arch.hint_source,
+			 (unsigned long long)ppm);
+	} else if (hz) {
+		snprintf(freq_src, sizeof(freq_src),
+			 "measured against CLOCK_MONOTONIC_RAW over %d ms (+-%llu ppb); no hint",
+			 MEASURE_MS, (unsigned long long)eppb);
+	}
+	freq_hz = hz;
+}
+
+uint64_t fts__freq(char *source, size_t len)
+{
+	pthread_once(&freq_once, measure_once);
+	if (source && len)
+		snprintf(source, len, "%s", freq_src);
+	return freq_hz;
+}

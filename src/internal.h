@@ -1,0 +1,112 @@
+/* internal.h - interfaces between the library's files. Not installed. */
+#ifndef FTS__INTERNAL_H
+#define FTS__INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "faststamp.h"
+
+#define FTS__LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define FTS__ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#if defined(__x86_64__) || defined(__i386__)
+#  define FTS__RELAX() __builtin_ia32_pause()
+#else
+#  define FTS__RELAX() ((void)0)
+#endif
+
+/* ---- calib.c ---------------------------------------------------------------------
+ * One interval of the history, between two kept samples, as readers use it. Rates are
+ * signed fixed point: ns per tick = mult / 2^shift; lo and hi bound the rate assumed
+ * between the samples (lo <= hi). */
+struct fts__seg {
+	uint64_t c0, c1;  /* counter at the two samples (bracket midpoints) */
+	int64_t r0, r1;   /* reference ns read at them */
+	int64_t mult;     /* slope of the line r0 -> r1 */
+	int64_t lo, hi;   /* rate band */
+	uint64_t span;    /* longest gap between original samples inside (merging) */
+	int64_t e0, e1;   /* ns the line may be off at c0 and c1 (brackets, residuals) */
+	uint32_t shift;
+	uint32_t step;    /* 1: a step lies inside; never interpolated */
+};
+
+/* Convert with a given interval: where is inside (0), before c0 (-1) or after c1 (+1)
+ * of seg (extrapolation). -ERANGE when the result overflows. */
+int fts__seg_convert(const struct fts__seg *s, int where, uint64_t x, int64_t *ns,
+		     int64_t *err);
+
+/* Read-side snapshot of a history for a batch: look up x, filling *seg and returning
+ * where (as above); -ENODATA with fewer than two samples. Used inside a seq section. */
+unsigned fts__calib_read_begin(const struct fts_calib *c);
+int fts__calib_read_retry(const struct fts_calib *c, unsigned seq);
+int fts__calib_lookup(const struct fts_calib *c, uint64_t x, struct fts__seg *seg);
+/* Newest sample's counter value and its ref ns; -ENODATA without samples. Seq-safe. */
+int fts__calib_newest(const struct fts_calib *c, uint64_t *counter, int64_t *ref_ns);
+/* Newest interval's rate as fixed point, for frequency-like uses; -ENODATA if none. */
+int fts__calib_rate(const struct fts_calib *c, int64_t *mult, uint32_t *shift);
+/* Drop every sample (used when the process clock is reset in tests). */
+void fts__calib_reset(struct fts_calib *c);
+
+/* ---- clock.c: the process-wide clock and its fault-injection seam ----------------- */
+struct fts__source {
+	/* Counter for sampling, ordered like store_fast_timestamp() reads it. */
+	uint64_t (*counter)(void *ctx);
+	/* CLOCK_REALTIME in ns; 0 or a negative errno. */
+	int (*realtime)(void *ctx, int64_t *ns);
+	/* Sleep for about ns (first calibration); may be NULL for nanosleep. */
+	void (*sleep)(void *ctx, int64_t ns);
+	void *ctx;
+	int no_thread;    /* 1: never start the background sampler */
+};
+/* Replace the process clock's source (NULL: the real hardware) and drop the history.
+ * For tests; not thread-safe against concurrent conversions. */
+void fts__clock_set_source(const struct fts__source *src);
+/* Take one sample now (best of a few tries). 0 or negative errno. */
+int fts__clock_sample(void);
+/* Number of samples taken since start (or the last set_source). */
+uint64_t fts__clock_samples_taken(void);
+const struct fts_calib *fts__clock_history(void);
+int fts__clock_sampler_running(void);
+
+/* ---- per architecture: src/arch_<arch>.c ----------------------------------------- */
+struct fts__arch {
+	const char *backend;    /* name of the counter backend, "generic" without one */
+	int usable;             /* counter trusted for new stamps */
+	char reason[192];
+	uint64_t hint_hz;       /* frequency hint from the hardware, 0 if none */
+	char hint_source[64];
+	char cpu_flags[128];
+};
+/* Probe the CPU and kernel; clocksource is the kernel's current one ("" if unknown). */
+void fts__arch_probe(struct fts__arch *a, const char *clocksource);
+/* Ordered counter read for sampling; 0 on the generic backend. */
+uint64_t fts__arch_counter(void);
+
+/* ---- freq.c ---------------------------------------------------------------------- */
+/* Measure the counter frequency against CLOCK_MONOTONIC_RAW over about ms milliseconds.
+ * 0 or negative errno. */
+int fts__freq_measure(uint64_t (*read)(void), int ms, uint64_t *hz, uint64_t *err_ppb);
+/* The frequency the library uses (hint if it agrees with the measurement, else the
+ * measurement), measured once; describe the choice in source. 0 on generic. */
+uint64_t fts__freq(char *source, size_t len);
+
+/* ---- sysfs.c: text parsers for kernel files (fuzzed) ----------------------------- */
+/* Read a small text file into buf, NUL-terminated. Bytes read or negative errno. */
+long fts__read_text(const char *path, char *buf, size_t len);
+/* First whitespace-delimited word of text into out (len bytes). 0 or -EINVAL. */
+int fts__parse_word(const char *text, char *out, size_t len);
+/* Does a /proc/cpuinfo "flags" line in text contain flag? 1, 0. */
+int fts__cpuinfo_has_flag(const char *text, const char *flag);
+/* The kernel's current clocksource into out; 0 or negative errno. */
+int fts__clocksource(char *out, size_t len);
+
+/* ---- backend choice (clock.c) ---------------------------------------------------- */
+struct fts__choice {
+	struct fts__arch arch;
+	char clocksource[32];
+	char env[32];
+	int env_ignored;
+};
+const struct fts__choice *fts__backend_choice(void);
+
+#endif /* FTS__INTERNAL_H */

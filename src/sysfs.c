@@ -1,0 +1,102 @@
+/* sysfs.c - reading and parsing the kernel's text files. The parsers take text, not
+ * paths, so they can be fuzzed and tested on any input. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define CLOCKSOURCE_PATH "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+
+long fts__read_text(const char *path, char *buf, size_t len)
+{
+	size_t got = 0;
+	int fd;
+
+	if (!path || !buf || len == 0)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (got < len - 1) {
+		ssize_t r = read(fd, buf + got, len - 1 - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int e = errno;
+			close(fd);
+			return -e;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return (long)got;
+}
+
+static int is_space(char ch)
+{
+	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f';
+}
+
+int fts__parse_word(const char *text, char *out, size_t len)
+{
+	size_t n = 0;
+
+	if (!text || !out || len == 0)
+		return -EINVAL;
+	while (is_space(*text))
+		text++;
+	while (text[n] && !is_space(text[n]))
+		n++;
+	if (n == 0 || n >= len)
+		return -EINVAL;
+	memcpy(out, text, n);
+	out[n] = '\0';
+	return 0;
+}
+
+int fts__cpuinfo_has_flag(const char *text, const char *flag)
+{
+	size_t fl;
+
+	if (!text || !flag || !(fl = strlen(flag)))
+		return 0;
+	/* The first "flags" line: the flags of CPU 0, which all CPUs share. */
+	for (const char *line = text; *line;) {
+		const char *end = strchr(line, '\n');
+		size_t ll = end ? (size_t)(end - line) : strlen(line);
+		if (ll > 5 && !strncmp(line, "flags", 5)) {
+			const char *p = memchr(line, ':', ll);
+			if (!p)
+				return 0;
+			for (p++; p < line + ll;) {
+				size_t wl;
+				while (p < line + ll && is_space(*p))
+					p++;
+				for (wl = 0; p + wl < line + ll && !is_space(p[wl]); wl++)
+					;
+				if (wl == fl && !memcmp(p, flag, fl))
+					return 1;
+				p += wl;
+			}
+			return 0;
+		}
+		if (!end)
+			break;
+		line = end + 1;
+	}
+	return 0;
+}
+
+int fts__clocksource(char *out, size_t len)
+{
+	char buf[128];
+	long r = fts__read_text(CLOCKSOURCE_PATH, buf, sizeof(buf));
+	if (r < 0)
+		return (int)r;
+	return fts__parse_word(buf, out, len);
+}

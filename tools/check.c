@@ -1,0 +1,250 @@
+/* faststamp check - the self-test a user runs on their machine.
+ *
+ * Every stamp is bracketed by two clock_gettime(CLOCK_REALTIME) reads; its conversion
+ * should fall inside the bracket. Three rounds: converted at once, converted after a
+ * few seconds, stored on one CPU and converted on another. Then the cost of a store
+ * next to clock_gettime, interleaved in the same run.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "faststamp.h"
+#include "tool.h"
+
+static const char usage[] =
+	"usage: faststamp check [--count N] [--late SECONDS] [--quick]\n"
+	"  Bracket stamps between two clock_gettime(CLOCK_REALTIME) reads and check the\n"
+	"  conversions: at once, after SECONDS (default 3), and across CPUs. Then measure\n"
+	"  the cost of a store next to clock_gettime. Exit 0 when the targets are met,\n"
+	"  1 when not, 2 on a usage error.\n"
+	"  --count N      stamps per round (default 200000)\n"
+	"  --late S       seconds before the late conversion (default 3)\n"
+	"  --quick        20000 stamps, 1 s late\n"
+	"targets: >= 99.9%% within 50 ns of the bracket, 100%% within 1 us, the bound\n"
+	"covering the bracket always, >= 99.9%% of timevals between two gettimeofday reads,\n"
+	"store <= 0.75 x clock_gettime (counter backends only).\n";
+
+struct bracket {
+	int64_t t0, t1;
+	fast_timestamp_t s;
+};
+
+struct tally {
+	const char *name;
+	size_t n, inside, within50, within1us, covered;
+	int64_t worst;
+};
+
+static void tally_add(struct tally *t, const struct bracket *b, int64_t ns, int64_t err)
+{
+	int64_t out = 0;
+
+	if (ns < b->t0)
+		out = b->t0 - ns;
+	else if (ns > b->t1)
+		out = ns - b->t1;
+	t->n++;
+	t->inside += out == 0;
+	t->within50 += out <= 50;
+	t->within1us += out <= 1000;
+	/* The bound is honest when [ns - err, ns + err] meets the bracket. */
+	t->covered += ns - err <= b->t1 && ns + err >= b->t0;
+	if (out > t->worst)
+		t->worst = out;
+}
+
+static int tally_print(const struct tally *t)
+{
+	double n = t->n ? (double)t->n : 1;
+	int ok = t->within50 * 1000 >= t->n * 999 && t->within1us == t->n && t->covered == t->n;
+	printf("  %-10s %8zu  %7.3f%%  %7.3f%%  %7.3f%%  %7.3f%%  %8lld ns  %s\n", t->name, t->n,
+	       100.0 * t->inside / n, 100.0 * t->within50 / n, 100.0 * t->within1us / n,
+	       100.0 * t->covered / n, (long long)t->worst, ok ? "ok" : "FAIL");
+	return ok;
+}
+
+static void take(struct bracket *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		b[i].t0 = fts_tool_now(CLOCK_REALTIME);
+		store_fast_timestamp(&b[i].s);
+		b[i].t1 = fts_tool_now(CLOCK_REALTIME);
+	}
+}
+
+static int convert_all(struct tally *t, const struct bracket *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int64_t ns, err;
+		if (fts_convert(&b[i].s, &ns, &err) < 0) {
+			perror("faststamp check: conversion");
+			return -1;
+		}
+		tally_add(t, &b[i], ns, err);
+	}
+	return 0;
+}
+
+struct remote {
+	struct bracket *b;
+	size_t n;
+	int cpu;
+};
+
+static void *remote_store(void *arg)
+{
+	struct remote *r = arg;
+	fts_tool_pin(r->cpu);
+	take(r->b, r->n);
+	return NULL;
+}
+
+/* Interleaved rounds of each operation; the median per-call cost of each. */
+static void cost(double *store, double *relaxed, double *cgt, double *tod)
+{
+	enum { ROUNDS = 41, CALLS = 20000 };
+	static double r[4][ROUNDS];
+	volatile fast_timestamp_t sink;
+	struct timespec ts;
+	struct timeval tv;
+
+	for (int k = 0; k < ROUNDS; k++) {
+		for (int op = 0; op < 4; op++) {
+			int64_t t0 = fts_tool_now(CLOCK_MONOTONIC);
+			for (int i = 0; i < CALLS; i++) {
+				fast_timestamp_t s;
+				switch (op) {
+				case 0: store_fast_timestamp(&s); sink = s; break;
+				case 1: fts_store_relaxed(&s); sink = s; break;
+				case 2: clock_gettime(CLOCK_REALTIME, &ts); sink = (uint64_t)ts.tv_nsec; break;
+				default: gettimeofday(&tv, NULL); sink = (uint64_t)tv.tv_usec; break;
+				}
+			}
+			r[op][k] = (double)(fts_tool_now(CLOCK_MONOTONIC) - t0) / CALLS;
+		}
+	}
+	(void)sink;
+	*store = fts_tool_quantile_d(r[0], ROUNDS, 0.5);
+	*relaxed = fts_tool_quantile_d(r[1], ROUNDS, 0.5);
+	*cgt = fts_tool_quantile_d(r[2], ROUNDS, 0.5);
+	*tod = fts_tool_quantile_d(r[3], ROUNDS, 0.5);
+}
+
+int fts_tool_check(int argc, char **argv)
+{
+	uint64_t count = 200000, late = 3;
+	struct tally now = { .name = "at once" }, later = { .name = "late" },
+		     cross = { .name = "cross-CPU" };
+	struct fts_info in = { .size = sizeof(in) };
+	struct bracket *b;
+	size_t tv_in = 0;
+	double st, rl, cg, td;
+	int64_t first;
+	int ok = 1;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--quick")) {
+			count = 20000;
+			late = 1;
+		} else if (!strcmp(argv[i], "--count") && i + 1 < argc) {
+			if (fts_tool_parse_u64(argv[++i], 100, 100000000, &count) < 0)
+				return fts_tool_usage_error("check", usage, "bad --count '%s' (100..1e8)", argv[i]);
+		} else if (!strcmp(argv[i], "--late") && i + 1 < argc) {
+			if (fts_tool_parse_u64(argv[++i], 0, 3600, &late) < 0)
+				return fts_tool_usage_error("check", usage, "bad --late '%s' (0..3600)", argv[i]);
+		} else {
+			return fts_tool_usage_error("check", usage, "unknown or incomplete option '%s'", argv[i]);
+		}
+	}
+	b = calloc(count, sizeof(*b));
+	if (!b) {
+		perror("faststamp check");
+		return 1;
+	}
+
+	first = fts_tool_now(CLOCK_MONOTONIC);
+	if (fts_clock_start() < 0) {
+		perror("faststamp check: calibration");
+		free(b);
+		return 1;
+	}
+	first = fts_tool_now(CLOCK_MONOTONIC) - first;
+	fts_get_info(&in);
+	printf("backend %s (%s)\n", in.backend, in.reason);
+	if (in.counter_hz)
+		printf("counter %s at %.6f MHz (%s)\n", in.counter, in.counter_hz / 1e6, in.freq_source);
+	printf("first calibration took %.2f ms\n\n", first / 1e6);
+
+	printf("accuracy: conversion against its clock_gettime bracket\n");
+	printf("  %-10s %8s  %8s  %8s  %8s  %8s  %11s\n", "round", "stamps", "inside", "<=50ns",
+	       "<=1us", "bound ok", "worst");
+	for (size_t i = 0; i < count; i++) {
+		take(&b[i], 1);
+		if (convert_all(&now, &b[i], 1) < 0)
+			goto fail;
+	}
+	ok &= tally_print(&now);
+
+	take(b, count);
+	sleep((unsigned)late);
+	if (convert_all(&later, b, count) < 0)
+		goto fail;
+	later.name = "late";
+	ok &= tally_print(&later);
+
+	if (fts_tool_cpus() >= 2) {
+		struct remote r = { b, count, 1 };
+		pthread_t t;
+		fts_tool_pin(0);
+		if (pthread_create(&t, NULL, remote_store, &r) == 0) {
+			pthread_join(t, NULL);
+			if (convert_all(&cross, b, count) < 0)
+				goto fail;
+			ok &= tally_print(&cross);
+		}
+	} else {
+		printf("  %-10s SKIP: only one CPU available\n", "cross-CPU");
+	}
+
+	for (size_t i = 0; i < count; i++) {
+		struct timeval g0, g1, tv;
+		fast_timestamp_t s;
+		gettimeofday(&g0, NULL);
+		store_fast_timestamp(&s);
+		gettimeofday(&g1, NULL);
+		if (fast_timestamp_to_timeval(&s, &tv) < 0)
+			goto fail;
+		tv_in += timercmp(&g0, &tv, <=) && timercmp(&tv, &g1, <=);
+	}
+	printf("  %-10s %8llu  %7.3f%% of timevals between two gettimeofday reads  %s\n",
+	       "timeval", (unsigned long long)count, 100.0 * tv_in / count,
+	       tv_in * 1000 >= count * 999 ? "ok" : "FAIL");
+	ok &= tv_in * 1000 >= count * 999;
+
+	cost(&st, &rl, &cg, &td);
+	printf("\ncost per call (median of interleaved rounds)\n");
+	printf("  store_fast_timestamp   %6.2f ns  %5.2fx clock_gettime\n", st, st / cg);
+	printf("  fts_store_relaxed      %6.2f ns  %5.2fx\n", rl, rl / cg);
+	printf("  clock_gettime(REALTIME)%6.2f ns  1.00x\n", cg);
+	printf("  gettimeofday           %6.2f ns  %5.2fx\n", td, td / cg);
+	if (strcmp(in.backend, "generic") != 0) {
+		int cost_ok = st <= 0.75 * cg;
+		printf("  target store <= 0.75x clock_gettime: %s\n", cost_ok ? "ok" : "FAIL");
+		ok &= cost_ok;
+	} else {
+		printf("  generic backend: a store is a clock_gettime; no cost target\n");
+	}
+	printf("\n%s\n", ok ? "check passed" : "check FAILED");
+	free(b);
+	return ok ? 0 : 1;
+fail:
+	free(b);
+	return 1;
+}

@@ -1,0 +1,45 @@
+/* faststamp - inspect, check and use fast timestamps. One file per subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "faststamp.h"
+#include "tool.h"
+
+static const struct fts_tool_cmd cmds[] = {
+	{ "info", "backend, counter frequency, clocksource, history", fts_tool_info },
+	{ "check", "self-test: accuracy against the system clock and cost", fts_tool_check },
+#ifdef FTS_TOOL_EXTRA_CMDS
+	FTS_TOOL_EXTRA_CMDS
+#endif
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: faststamp COMMAND [OPTIONS]\n"
+		   "       faststamp COMMAND --help\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "\nfaststamp %s; see faststamp(1).\n", FTS_VERSION_STRING);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("faststamp %s\n", FTS_VERSION_STRING);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "faststamp: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

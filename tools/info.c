@@ -1,0 +1,51 @@
+/* faststamp info - what the clock runs on, and why. */
+#include <stdio.h>
+#include <string.h>
+
+#include "faststamp.h"
+#include "tool.h"
+
+static const char usage[] =
+	"usage: faststamp info [--calibrate]\n"
+	"  Print the backend and why it was chosen, the counter and its frequency, the\n"
+	"  kernel clocksource, the CPU flags that matter and the calibration history.\n"
+	"  --calibrate  take the first calibration samples before printing\n";
+
+int fts_tool_info(int argc, char **argv)
+{
+	struct fts_info in = { .size = sizeof(in) };
+	int calibrate = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--calibrate")) {
+			calibrate = 1;
+		} else {
+			return fts_tool_usage_error("info", usage, "unknown option '%s'", argv[i]);
+		}
+	}
+	if (calibrate && fts_clock_start() < 0)
+		perror("faststamp info: calibration");
+	if (fts_get_info(&in) < 0) {
+		perror("faststamp info");
+		return 1;
+	}
+	printf("backend:       %s\n", in.backend);
+	printf("reason:        %s\n", in.reason);
+	if (in.env_backend[0])
+		printf("environment:   FASTSTAMP_BACKEND=%s%s\n", in.env_backend,
+		       in.env_ignored ? " (unknown or unavailable here: ignored, automatic choice kept)"
+				      : "");
+	printf("counter:       %s\n", in.counter[0] ? in.counter : "(none)");
+	if (in.counter_hz)
+		printf("frequency:     %.6f MHz\n", (double)in.counter_hz / 1e6);
+	printf("freq source:   %s\n", in.freq_source);
+	printf("clocksource:   %s\n", in.clocksource[0] ? in.clocksource : "(unreadable)");
+	printf("cpu flags:     %s\n", in.cpu_flags[0] ? in.cpu_flags : "(none)");
+	printf("samples held:  %zu (taken %llu), history %.3f s, sampler %s\n", in.samples,
+	       (unsigned long long)in.samples_taken, (double)in.history_ns / 1e9,
+	       in.sampler_running ? "running" : "idle");
+	return 0;
+}
