@@ -42,6 +42,8 @@ struct knot {
 	int64_t emid;    /* how far merged samples after this knot lay from its line, ns */
 	uint64_t span;   /* longest original gap in the interval after it, 0 = its length */
 	int step;        /* the interval after it holds a step */
+	int merged;      /* the interval after it absorbed samples: blo..bhi is its band */
+	long double blo, bhi;
 };
 
 struct fts_calib {
@@ -335,20 +337,26 @@ static int64_t to_fixed(long double v, uint32_t shift)
 	return (int64_t)llroundl(f);
 }
 
-/* Rebuild interval k from its knots and neighbours and publish it. */
-static void seg_build(struct fts_calib *c, size_t k, int step)
+/* The rates interval k may run at, before the tolerance is added. Between two samples
+ * the rate may change at an unknown point: the neighbours' rates bound it. A merged
+ * interval keeps the hull of the bands of the intervals it absorbed. */
+static void band_of(const struct fts_calib *c, size_t k, long double *plo, long double *phi)
 {
-	const struct knot *a = &c->knots[k], *b = &c->knots[k + 1];
+	const struct knot *a = &c->knots[k];
 	size_t nseg = c->n - 1;
-	long double s = slope(c, k), lo = 0, hi = 0, m;
-	struct fts__seg *g = &c->segs[k];
-	uint32_t shift = FIXED_MAX_SHIFT;
-	int have = 0;
+	long double lo = 0, hi = 0;
+	int have = 0, step = seg_is_step(c, k);
 
-	if (k > 0 && !seg_is_step(c, k - 1))
-		band_add(&lo, &hi, &have, c, k - 1);
-	if (k + 1 < nseg && !seg_is_step(c, k + 1))
-		band_add(&lo, &hi, &have, c, k + 1);
+	if (a->merged) {
+		lo = a->blo;
+		hi = a->bhi;
+		have = 1;
+	} else {
+		if (k > 0 && !seg_is_step(c, k - 1))
+			band_add(&lo, &hi, &have, c, k - 1);
+		if (k + 1 < nseg && !seg_is_step(c, k + 1))
+			band_add(&lo, &hi, &have, c, k + 1);
+	}
 	if (!step) {
 		band_add(&lo, &hi, &have, c, k);
 	} else if (!have) {
@@ -361,9 +369,22 @@ static void seg_build(struct fts_calib *c, size_t k, int step)
 		}
 		if (!have) {    /* nothing is known of the rate */
 			lo = 0;
-			hi = fabsl(s);
+			hi = fabsl(slope(c, k));
 		}
 	}
+	*plo = lo;
+	*phi = hi;
+}
+
+/* Rebuild interval k from its knots and neighbours and publish it. */
+static void seg_build(struct fts_calib *c, size_t k, int step)
+{
+	const struct knot *a = &c->knots[k], *b = &c->knots[k + 1];
+	long double s = slope(c, k), lo, hi, m;
+	struct fts__seg *g = &c->segs[k];
+	uint32_t shift = FIXED_MAX_SHIFT;
+
+	band_of(c, k, &lo, &hi);
 	m = (lo + hi) / 2;
 	lo -= fabsl(m) * c->tol;
 	hi += fabsl(m) * c->tol;
@@ -432,20 +453,28 @@ static void drop_knot(struct fts_calib *c, size_t k, long double resid)
 	uint64_t sa = a->span ? a->span : b->c - a->c;
 	uint64_t sb = b->span ? b->span : c->knots[k + 1].c - b->c;
 
+	long double alo, ahi, blo, bhi;
+
+	band_of(c, k - 1, &alo, &ahi);
+	band_of(c, k, &blo, &bhi);
+	a->blo = fminl(alo, blo);
+	a->bhi = fmaxl(ahi, bhi);
+	a->merged = 1;
 	a->emid = clamp_ns(resid);
 	a->span = sa > sb ? sa : sb;
 	memmove(&c->knots[k], &c->knots[k + 1], (c->n - k - 1) * sizeof(c->knots[0]));
 	FTS__ST(c->n, c->n - 1);
 }
 
-/* Merge the newest-but-one knot into its interval when the line through its neighbours
- * predicts it within the budget. */
+/* Merge knot n-3 into the interval around it when the line through its neighbours
+ * predicts it within the budget. Not n-2: the interval after it must have a neighbour
+ * on both sides before its band is known. */
 static void try_merge(struct fts_calib *c)
 {
-	size_t k = c->n - 2;
+	size_t k = c->n - 3;
 	long double s, resid, budget;
 
-	if (c->n < 3 || seg_is_step(c, k - 1) || seg_is_step(c, k))
+	if (c->n < 4 || seg_is_step(c, k - 1) || seg_is_step(c, k) || seg_is_step(c, k + 1))
 		return;
 	s = slope(c, k - 1);
 	resid = merged_resid(c, k);
@@ -503,7 +532,7 @@ int fts_calib_add(struct fts_calib *c, uint64_t before, int64_t ref_ns, uint64_t
 	FTS__ST(c->n, c->n + 1);
 	c->last_after = after;
 	refresh(c, c->n > 4 ? c->n - 4 : 0);
-	if (c->n >= 3) {
+	if (c->n >= 4) {
 		size_t n0 = c->n;
 		try_merge(c);
 		if (c->n != n0)

@@ -1,0 +1,283 @@
+/* test_calib_sim.c - fts_calib against a simulated counter and reference clock:
+ * drift, slews, steps, noisy brackets, long histories, extrapolation, extreme counters.
+ * In every scenario the bound must cover the truth for every probe. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <cmocka.h>
+
+#include "faststamp.h"
+#include "sim.h"
+
+#define GHZ_RATE (1.0L / 2.6L)       /* ns per tick of a 2.6 GHz counter */
+#define TICKS_10MS 26000000ull
+#define EPOCH_2026 1798761600000000000.0L
+
+struct result {
+	size_t probes, covered, within100;
+	long double sum_bound;
+	int64_t worst;
+};
+
+static void probe(const struct fts_calib *c, const struct sim *s, uint64_t x, struct result *r)
+{
+	int64_t est, err, truth = sim_truth(s, x), miss;
+
+	assert_int_equal(fts_calib_convert(c, x, &est, &err), 0);
+	assert_true(err >= 0);
+	miss = est > truth ? est - truth : truth - est;
+	r->probes++;
+	r->within100 += miss <= 100;
+	r->sum_bound += err;
+	if (miss <= err) {
+		r->covered++;
+	} else if (miss - err > r->worst) {
+		r->worst = miss - err;
+		print_message("bound missed at counter %llu: est %lld err %lld truth %lld\n",
+			      (unsigned long long)x, (long long)est, (long long)err, (long long)truth);
+	}
+}
+
+static void probe_range(const struct fts_calib *c, struct sim *s, uint64_t from, uint64_t to,
+			size_t n, struct result *r)
+{
+	for (size_t i = 0; i < n; i++)
+		probe(c, s, from + sim_uniform(s, to - from), r);
+}
+
+static void assert_covered(const struct result *r, const char *what)
+{
+	print_message("%-28s probes %zu covered %zu within100 %.3f%% mean bound %.1f ns\n", what,
+		      r->probes, r->covered, 100.0 * r->within100 / r->probes,
+		      (double)(r->sum_bound / r->probes));
+	assert_int_equal(r->covered, r->probes);
+}
+
+/* Feed n samples every `every` ticks (+- jitter) from t0 with brackets up to w a side. */
+static uint64_t feed(struct fts_calib *c, struct sim *s, uint64_t t0, size_t n, uint64_t every,
+		     uint64_t w)
+{
+	uint64_t t = t0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t b, a;
+		int64_t r;
+		sim_sample(s, t, w, &b, &r, &a);
+		assert_int_equal(fts_calib_add(c, b, r, a), 0);
+		t += every - every / 10 + sim_uniform(s, every / 5);
+	}
+	return t;
+}
+
+static void steady_drift(void **state)
+{
+	struct fts_calib *c = fts_calib_new();
+	struct sim s;
+	struct result r = { 0 };
+	uint64_t t0 = 1000000000000ull, end;
+	(void)state;
+
+	sim_init(&s, t0, EPOCH_2026, GHZ_RATE * (1 + 37e-6L), 1);
+	end = feed(c, &s, t0, 1000, TICKS_10MS, 100);
+	probe_range(c, &s, t0, end - TICKS_10MS, 20000, &r);
+	assert_covered(&r, "steady drift");
+	/* the targets: >= 99% within 100 ns of the truth, mean bound under 1 us */
+	assert_true(r.within100 * 100 >= r.probes * 99);
+	assert_true(r.sum_bound / r.probes < 1000);
+	/* a steady clock's history stays small */
+	print_message("samples held after 1000: %zu\n", fts_calib_count(c));
+	assert_true(fts_calib_count(c) <= 250);
+	fts_calib_free(c);
+}
+
+static void slews_at_sample_points(void **state)
+{
+	struct fts_calib *c = fts_calib_new();
+	struct sim s;
+	struct result r = { 0 };
+	uint64_t t = 5000, t0 = t;
+	static const long double ppm[] = { 0, 500, -500, 120, -300, 0 };
+	(void)state;
+
+	sim_init(&s, t0, EPOCH_2026, GHZ_RATE, 2);
+	for (int k = 0; k < 6; k++) {
+		if (k)
+			sim_change(&s, t, GHZ_RATE * (1 + ppm[k] * 1e-6L), 0);
+		/* the change is at the sample point t itself */
+		t = feed(c, &s, t, 50, TICKS_10MS, 100);
+	}
+	probe_range(c, &s, t0, t - TICKS_10MS, 20000, &r);
+	assert_covered(&r, "slews at sample points");
+	assert_true(r.within100 * 100 >= r.probes * 99);
+	fts_calib_free(c);
+}
+
+static void slews_between_samples(void **state)
+{
+	struct fts_calib *c = fts_calib_new();
+	struct sim s;
+	struct result r = { 0 };
+	uint64_t t = 77777, t0 = t;
+	(void)state;
+
+	sim_init(&s, t0, EPOCH_2026, GHZ_RATE, 3);
+	for (int k = 0; k < 40; k++) {
+		t = feed(c, &s, t, 10, TICKS_10MS, 100);
+		/* rate changes a third of the way into the next interval (sometimes twice) */
+		sim_change(&s, t - TICKS_10MS * 2 / 3,
+			   GHZ_RATE * (1 + ((long double)sim_uniform(&s, 1000) - 500) * 1e-6L), 0);
+		if (k % 3 == 0)
+			sim_change(&s, t - TICKS_10MS / 3, GHZ_RATE, 0);
+	}
+	t = feed(c, &s, t, 3, TICKS_10MS, 100);
+	probe_range(c, &s, t0, t - TICKS_10MS, 20000, &r);
+	assert_covered(&r, "slews between samples");
+	fts_calib_free(c);
+}
+
+/* A step in the middle of an interval: never interpolated across, always covered. */
+static void one_step(long double step, uint64_t seed)
+{
+	struct fts_calib *c = fts_calib_new();
+	struct sim s;
+	struct result r = { 0 }, near = { 0 };
+	uint64_t t0 = 123456789, t, at;
+
+	sim_init(&s, t0, EPOCH_2026, GHZ_RATE * (1 - 20e-6L), seed);
+	t = feed(c, &s, t0, 100, TICKS_10MS, 100);
+	at = t - TICKS_10MS / 2;
+	sim_change(&s, at, GHZ_RATE * (1 - 20e-6L), step);
+	t = feed(c, &s, t, 100, TICKS_10MS, 100);
+	probe_range(c, &s, t0, t - TICKS_10MS, 5000, &r);
+	probe_range(c, &s, at - TICKS_10MS, at + TICKS_10MS, 5000, &near);
+	/* both sides of the step itself */
+	probe(c, &s, at - 1, &near);
+	probe(c, &s, at, &near);
+	assert_covered(&r, "step: whole history");
+	assert_covered(&near, "step: around it");
+	fts_calib_free(c);
+}
+
+static void steps_forward_and_back(void **state)
+{
+	static const long double steps[] = { 1e9L, -1e9L, 3600e9L, -3600e9L, 1e6L, -1e6L,
+					     1000, -1000, 100, -100 };
+	(void)state;
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		print_message("step %.0Lf ns\n", steps[i]);
+		one_step(steps[i], 10 + i);
+	}
+}
+
+static void noisy_wide_brackets(void **state)
+{
+	struct fts_calib *c = fts_calib_new();
+	struct sim s;
+	struct result r = { 0 };
+	uint64_t t = 1000000, t0 = t;
+	(void)state;
+
+	sim_init(&s, t0, EPOCH_2026, GHZ_RATE * (1 + 250e-6L), 5);
+	for (int i = 0; i < 500; i++) {
+		uint64_t b, a;
+		int64_t ref;
+		/* mostly narrow, sometimes very wide (a preempted sampler) */
+		uint64_t w = sim_uniform(&s, 9) ? sim_uniform(&s, 200) : sim_uniform(&s, 200000);
+		sim_sample(&s, t, w, &b, &ref, &a);
+		assert_int_equal(fts_calib_add(c, b, ref, a), 0);
+		t += TICKS_10MS + sim_uniform(&s, TICKS_10MS);
+	}
+	probe_range(c, &s, t0, t - 2 * TICKS_10MS, 20000, &r);
+	assert_covered(&r, "noisy and wide brackets");
+	fts_calib_free(c);
+}
+
+/* Thousands of later samples, a small capacity: old stamps stay convertible. */
+static void old_stamps_after_thousands(void **state)
+{
+	struct fts_calib_opts o = { .size = sizeof(o), .max_samples = 64 };
+	struct fts_calib *c = fts_calib_new_opts(&o);
+	struct sim s;
+	struct result old = { 0 }, all = { 0 };
+	uint64_t t = 999, t0 = t;
+	(void)state;
+
+	assert_non_null(c);
+	sim_init(&s, t0, EPOCH_2026, GHZ_RATE, 6);
+	for (int k = 0; k < 50; k++) {
+		t = feed(c, &s, t, 100, TICKS_10MS, 100);
+		sim_change(&s, t - TICKS_10MS / 2,
+			   GHZ_RATE * (1 + ((long double)sim_uniform(&s, 200) - 100) * 1e-6L), 0);
+		assert_true(fts_calib_count(c) <= 64);
+	}
+	t = feed(c, &s, t, 2, TICKS_10MS, 100);
+	probe_range(c, &s, t0, t0 + 100 * TICKS_10MS, 5000, &old);
+	probe_range(c, &s, t0, t - TICKS_10MS, 20000, &all);
+	assert_covered(&old, "oldest after 5000 samples");
+	assert_covered(&all, "all after 5000 samples");
+	fts_calib_free(c);
+}
+
+static void extrapolation_both_ways(void **state)
+{
+	struct fts_calib *c = fts_calib_new();
+	struct sim s;
+	struct result before = { 0 }, after = { 0 };
+	uint64_t t0 = 100000000000ull, t;
+	(void)state;
+
+	sim_init(&s, t0 - 100 * TICKS_10MS * 100, EPOCH_2026, GHZ_RATE * (1 + 400e-6L), 7);
+	t = feed(c, &s, t0, 200, TICKS_10MS, 100);
+	/* up to 10 s either side */
+	probe_range(c, &s, t0 - 1000 * TICKS_10MS, t0, 5000, &before);
+	probe_range(c, &s, t, t + 1000 * TICKS_10MS, 5000, &after);
+	assert_covered(&before, "extrapolated before");
+	assert_covered(&after, "extrapolated after");
+	fts_calib_free(c);
+}
+
+static void extreme_counters(void **state)
+{
+	struct fts_calib *c = fts_calib_new();
+	struct sim s;
+	struct result r = { 0 };
+	uint64_t t0 = 1ull << 50;
+	int64_t ns, err;
+	(void)state;
+
+	/* counter 0 and UINT64_MAX map inside int64 ns with these values */
+	sim_init(&s, t0, 1e18L, GHZ_RATE, 8);
+	feed(c, &s, t0, 50, TICKS_10MS, 100);
+	probe(c, &s, 0, &r);
+	probe(c, &s, UINT64_MAX, &r);
+	assert_covered(&r, "counters 0 and UINT64_MAX");
+	fts_calib_free(c);
+
+	/* Where the answer cannot fit, ERANGE, and nothing written. */
+	c = fts_calib_new();
+	sim_init(&s, t0, 9e18L, GHZ_RATE * 1000, 9);
+	feed(c, &s, t0, 10, TICKS_10MS, 100);
+	ns = 42;
+	err = 43;
+	assert_int_equal(fts_calib_convert(c, UINT64_MAX, &ns, &err), -1);
+	assert_int_equal(errno, ERANGE);
+	assert_int_equal(ns, 42);
+	assert_int_equal(err, 43);
+	fts_calib_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(steady_drift),
+		cmocka_unit_test(slews_at_sample_points),
+		cmocka_unit_test(slews_between_samples),
+		cmocka_unit_test(steps_forward_and_back),
+		cmocka_unit_test(noisy_wide_brackets),
+		cmocka_unit_test(old_stamps_after_thousands),
+		cmocka_unit_test(extrapolation_both_ways),
+		cmocka_unit_test(extreme_counters),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
