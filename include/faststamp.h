@@ -159,7 +159,7 @@ FTS__API int fts_clock_start(void);
 struct fts_info {
 	size_t size;             /* in: sizeof(struct fts_info) */
 	char backend[16];        /* "tsc", "cntvct", "rdtime" or "generic": new stamps */
-	char reason[192];        /* why that backend was chosen */
+	char reason[256];        /* why that backend was chosen */
 	char counter[16];        /* the counter instruction, "" without one */
 	uint64_t counter_hz;     /* counter frequency, 0 if none */
 	char freq_source[192];   /* where counter_hz came from */
@@ -171,6 +171,14 @@ struct fts_info {
 	uint64_t samples_taken;  /* samples taken since the process started */
 	int64_t history_ns;      /* span of time the history covers, 0 if < 2 samples */
 	int sampler_running;     /* 1 while the background sampler thread runs */
+	uint64_t steps_seen;     /* wall-clock steps found between samples */
+	uint64_t suspends_seen;  /* suspends found between samples */
+	int64_t step_window_ns;  /* how long before a signalled step stamps stay ambiguous */
+	/* The system clock against true time, from adjtimex(2): the kernel's NTP estimate.
+	 * Not part of any conversion bound (those are to what the clock read). */
+	int clock_synced;        /* 1 when the kernel considers the clock synchronised */
+	int64_t clock_esterror_ns;  /* estimated error, -1 if unknown */
+	int64_t clock_maxerror_ns;  /* maximum error, -1 if unknown */
 };
 
 /* fts_get_info - describe the backend and the process history.

@@ -32,7 +32,7 @@
  * (adjtime), so a larger change of rate between intervals is a step. */
 #define STEP_PPM 2000.0L
 /* Merged residuals may grow to this many times the samples' own uncertainty. */
-#define MERGE_BUDGET 4
+#define MERGE_BUDGET 8
 #define FIXED_MAX_SHIFT 62
 
 struct knot {
@@ -42,8 +42,6 @@ struct knot {
 	int64_t emid;    /* how far merged samples after this knot lay from its line, ns */
 	uint64_t span;   /* longest original gap in the interval after it, 0 = its length */
 	int step;        /* the interval after it holds a step */
-	int merged;      /* the interval after it absorbed samples: blo..bhi is its band */
-	long double blo, bhi;
 };
 
 struct fts_calib {
@@ -337,25 +335,45 @@ static int64_t to_fixed(long double v, uint32_t shift)
 	return (int64_t)llroundl(f);
 }
 
+static uint64_t seg_len(const struct fts_calib *c, size_t k)
+{
+	return c->knots[k + 1].c - c->knots[k].c;
+}
+
+/* The interval next to k on side dir (-1, +1) whose rate speaks for that side: the
+ * nearest within a few that is not far shorter than k (a short interval's rate is
+ * mostly bracket noise, e.g. the first 2 ms, or beside a knot placed just before a
+ * step). Steps end the search. -1 if there is none. */
+static long neighbour(const struct fts_calib *c, size_t k, int dir)
+{
+	size_t nseg = c->n - 1;
+
+	for (long j = (long)k + dir, hops = 0; j >= 0 && (size_t)j < nseg && hops < 4;
+	     j += dir, hops++) {
+		if (seg_is_step(c, (size_t)j))
+			break;
+		if (seg_len(c, (size_t)j) * 8 >= seg_len(c, k))
+			return j;
+	}
+	return -1;
+}
+
 /* The rates interval k may run at, before the tolerance is added. Between two samples
  * the rate may change at an unknown point: the neighbours' rates bound it. A merged
- * interval keeps the hull of the bands of the intervals it absorbed. */
+ * interval was checked at every sample it absorbed, and carries what the rate did
+ * between them in its residual: its own rate will do. */
 static void band_of(const struct fts_calib *c, size_t k, long double *plo, long double *phi)
 {
-	const struct knot *a = &c->knots[k];
 	size_t nseg = c->n - 1;
 	long double lo = 0, hi = 0;
 	int have = 0, step = seg_is_step(c, k);
+	long j;
 
-	if (a->merged) {
-		lo = a->blo;
-		hi = a->bhi;
-		have = 1;
-	} else {
-		if (k > 0 && !seg_is_step(c, k - 1))
-			band_add(&lo, &hi, &have, c, k - 1);
-		if (k + 1 < nseg && !seg_is_step(c, k + 1))
-			band_add(&lo, &hi, &have, c, k + 1);
+	if (!c->knots[k].span) {
+		if ((j = neighbour(c, k, -1)) >= 0)
+			band_add(&lo, &hi, &have, c, (size_t)j);
+		if ((j = neighbour(c, k, 1)) >= 0)
+			band_add(&lo, &hi, &have, c, (size_t)j);
 	}
 	if (!step) {
 		band_add(&lo, &hi, &have, c, k);
@@ -435,16 +453,31 @@ static long double knot_err(const struct fts_calib *c, size_t k, long double rat
 	return (long double)c->knots[k].w * fabsl(rate) + 1;
 }
 
-/* Residual bound after dropping knot k (between k-1 and k+1): how far every sample now
- * inside the merged interval may lie from the new line. */
+/* Residual bound after dropping knot k (between k-1 and k+1): how far the truth inside
+ * the merged interval may lie from the new line, beyond what the new interval's own
+ * rate band covers: the residual at k, what the two intervals had absorbed, and how
+ * far their rates (and rate bands) differ from the new line's. */
 static long double merged_resid(const struct fts_calib *c, size_t k)
 {
 	const struct knot *a = &c->knots[k - 1], *b = &c->knots[k], *d = &c->knots[k + 1];
 	long double s = ((long double)d->r - a->r) / (long double)(d->c - a->c);
 	long double resid = fabsl((long double)b->r - (a->r + s * (long double)(b->c - a->c)));
+	long double noise = (fabsl(s) * (long double)(a->w + d->w) + 2) / (long double)(d->c - a->c);
 	long double inner = fmaxl(fmaxl((long double)a->emid, (long double)b->emid),
 				  knot_err(c, k, s));
-	return resid + inner;
+	long double excess = 0;
+
+	for (size_t j = k - 1; j <= k; j++) {
+		long double lo, hi, sj = slope(c, j);
+		uint64_t span = c->knots[j].span ? c->knots[j].span : seg_len(c, j);
+		band_of(c, j, &lo, &hi);
+		/* a rate difference within the interval's own noise is its ends' noise,
+		 * which inner already holds */
+		excess = fmaxl(excess, (fmaxl(0, fabsl(sj - s) - slope_noise(c, j)) +
+					fmaxl(0, hi - lo - 2 * noise - 2 * slope_noise(c, j))) *
+					       (long double)span);
+	}
+	return resid + inner + excess;
 }
 
 static void drop_knot(struct fts_calib *c, size_t k, long double resid)
@@ -453,13 +486,6 @@ static void drop_knot(struct fts_calib *c, size_t k, long double resid)
 	uint64_t sa = a->span ? a->span : b->c - a->c;
 	uint64_t sb = b->span ? b->span : c->knots[k + 1].c - b->c;
 
-	long double alo, ahi, blo, bhi;
-
-	band_of(c, k - 1, &alo, &ahi);
-	band_of(c, k, &blo, &bhi);
-	a->blo = fminl(alo, blo);
-	a->bhi = fmaxl(ahi, bhi);
-	a->merged = 1;
 	a->emid = clamp_ns(resid);
 	a->span = sa > sb ? sa : sb;
 	memmove(&c->knots[k], &c->knots[k + 1], (c->n - k - 1) * sizeof(c->knots[0]));
@@ -475,6 +501,9 @@ static void try_merge(struct fts_calib *c)
 	long double s, resid, budget;
 
 	if (c->n < 4 || seg_is_step(c, k - 1) || seg_is_step(c, k) || seg_is_step(c, k + 1))
+		return;
+	/* the two rates must agree within their noise */
+	if (fabsl(slope(c, k - 1) - slope(c, k)) > slope_noise(c, k - 1) + slope_noise(c, k))
 		return;
 	s = slope(c, k - 1);
 	resid = merged_resid(c, k);

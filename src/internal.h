@@ -51,22 +51,38 @@ void fts__calib_reset(struct fts_calib *c);
 struct fts__source {
 	/* Counter for sampling, ordered like store_fast_timestamp() reads it. */
 	uint64_t (*counter)(void *ctx);
-	/* CLOCK_REALTIME in ns; 0 or a negative errno. */
+	/* CLOCK_REALTIME in ns; 0 or a negative errno. Read inside the counter bracket. */
 	int (*realtime)(void *ctx, int64_t *ns);
-	/* Sleep for about ns (first calibration); may be NULL for nanosleep. */
+	/* CLOCK_MONOTONIC and CLOCK_BOOTTIME, read right after; NULL: the real ones. */
+	int (*others)(void *ctx, int64_t *mono, int64_t *boot);
+	/* Wait up to ns for the wall clock to be set: 1 if it was, 0 on timeout. NULL:
+	 * a timerfd with TFD_TIMER_CANCEL_ON_SET. Used by the sampler thread. */
+	int (*wait)(void *ctx, int64_t ns);
+	/* Sleep for about ns (first calibration); NULL for nanosleep. */
 	void (*sleep)(void *ctx, int64_t ns);
 	void *ctx;
 	int no_thread;    /* 1: never start the background sampler */
 };
-/* Replace the process clock's source (NULL: the real hardware) and drop the history.
- * For tests; not thread-safe against concurrent conversions. */
+/* Replace the process clock's source (NULL: the real hardware) and drop the history
+ * and any fault. For tests; not safe against concurrent conversions. */
 void fts__clock_set_source(const struct fts__source *src);
 /* Take one sample now (best of a few tries). 0 or negative errno. */
 int fts__clock_sample(void);
-/* Number of samples taken since start (or the last set_source). */
+/* What the sampler does when the kernel reports the wall clock was set. */
+int fts__clock_on_step(void);
+/* Ready the history to convert counter values up to newest (see clock.c). */
+int fts__clock_prepare(uint64_t newest, int64_t resample_ns);
+int fts__clock_uses_hw(void);
 uint64_t fts__clock_samples_taken(void);
 const struct fts_calib *fts__clock_history(void);
 int fts__clock_sampler_running(void);
+struct fts__clock_state {
+	uint64_t samples_taken, steps, suspends;
+	int running, faulted;
+	int64_t step_window_ns;
+	char fault[160];
+};
+void fts__clock_state(struct fts__clock_state *st);
 
 /* ---- per architecture: src/arch_<arch>.c ----------------------------------------- */
 struct fts__arch {
@@ -106,6 +122,7 @@ struct fts__choice {
 	char clocksource[32];
 	char env[32];
 	int env_ignored;
+	int store_counter;      /* the choice for new stamps, before any fault */
 };
 const struct fts__choice *fts__backend_choice(void);
 

@@ -11,7 +11,7 @@
 
 #include "faststamp.h"
 #include "internal.h"
-#include "sim.h"
+#include "simclock.h"
 
 static fast_timestamp_t tagged(int64_t ns)
 {
@@ -106,58 +106,16 @@ static void store_keeps_errno(void **state)
 
 /* ---- the process clock on a simulated counter and clock --------------------------- */
 
-struct simsrc {
-	struct sim s;
-	uint64_t t;        /* counter now */
-	uint64_t step;     /* ticks per counter read */
-	int fail;          /* realtime reports an error */
-};
-
-static uint64_t sim_counter(void *ctx)
-{
-	struct simsrc *x = ctx;
-	x->t += x->step;
-	return x->t;
-}
-
-static int sim_realtime(void *ctx, int64_t *ns)
-{
-	struct simsrc *x = ctx;
-	if (x->fail)
-		return -EIO;
-	x->t += x->step;
-	*ns = sim_truth(&x->s, x->t);
-	return 0;
-}
-
-static void sim_sleep(void *ctx, int64_t ns)
-{
-	struct simsrc *x = ctx;
-	x->t += (uint64_t)(ns * 26 / 10);
-}
-
-static struct simsrc src;
-
-static void use_sim(uint64_t seed)
-{
-	struct fts__source s = { sim_counter, sim_realtime, sim_sleep, &src, 1 };
-	memset(&src, 0, sizeof(src));
-	src.t = 1000000;
-	src.step = 30;
-	sim_init(&src.s, 0, 1798761600e9L, 1 / 2.6L * (1 + 100e-6L), seed);
-	fts__clock_set_source(&s);
-}
-
 static void process_clock_on_sim(void **state)
 {
 	fast_timestamp_t st[1000];
-	int64_t ns[1000], err[1000];
+	int64_t truth[1000], ns[1000], err[1000];
 	(void)state;
 
-	use_sim(1);
+	simc_use(1, 100);
 	for (int i = 0; i < 1000; i++) {
-		st[i] = src.t;
-		src.t += 2600000 + (uint64_t)i * 997;   /* ~1 ms apart */
+		st[i] = simc_stamp(&truth[i]);
+		simc_advance(1e6L + i * 383);   /* ~1 ms apart */
 		if (i % 100 == 99) {   /* converting as we go keeps the history fresh */
 			int64_t v;
 			assert_int_equal(fts_convert(&st[i], &v, NULL), 0);
@@ -165,7 +123,7 @@ static void process_clock_on_sim(void **state)
 	}
 	assert_int_equal(fts_convert_array(st, 1000, ns, err), 0);
 	for (int i = 0; i < 1000; i++) {
-		int64_t truth = sim_truth(&src.s, st[i]), miss = ns[i] > truth ? ns[i] - truth : truth - ns[i];
+		int64_t miss = ns[i] > truth[i] ? ns[i] - truth[i] : truth[i] - ns[i];
 		assert_true(miss <= err[i]);
 		/* the array gives what single conversions give */
 		int64_t one, e1;
@@ -182,37 +140,39 @@ static void process_clock_on_sim(void **state)
 	assert_int_equal(rns[2], ns[500]);
 	/* a stamp newer than the newest sample makes the conversion take one */
 	uint64_t before = fts__clock_samples_taken();
-	fast_timestamp_t fresh = src.t + 26000000;
-	src.t += 52000000;
-	int64_t v, e;
+	int64_t t, v, e;
+	simc_advance(10e6L);
+	fast_timestamp_t fresh = simc_stamp(&t);
+	simc_advance(10e6L);
 	assert_int_equal(fts_convert(&fresh, &v, &e), 0);
 	assert_true(fts__clock_samples_taken() > before);
-	int64_t truth = sim_truth(&src.s, fresh);
-	assert_true((v > truth ? v - truth : truth - v) <= e);
+	assert_true((v > t ? v - t : t - v) <= e);
 	fts__clock_set_source(NULL);
 }
 
 static void reference_clock_failure(void **state)
 {
-	fast_timestamp_t s = 5000000;
-	int64_t ns = 1, err = 2;
+	fast_timestamp_t s;
+	int64_t ns = 1, err = 2, truth;
 	(void)state;
 
-	use_sim(2);
-	src.fail = 1;
+	simc_use(2, 0);
+	s = simc_stamp(&truth);
+	simc.fail = 1;
 	errno = 0;
 	assert_int_equal(fts_convert(&s, &ns, &err), -1);
 	assert_int_equal(errno, EIO);
 	assert_int_equal(ns, 1);
 	/* once the clock works again, so do conversions */
-	src.fail = 0;
+	simc.fail = 0;
 	assert_int_equal(fts_convert(&s, &ns, &err), 0);
+	assert_true((ns > truth ? ns - truth : truth - ns) <= err);
 	/* a failing clock later only stops refreshing: old history still converts */
-	src.fail = 1;
-	s = src.t + 100000000;
-	src.t += 200000000;
+	simc.fail = 1;
+	simc_advance(50e6L);
+	s = simc_stamp(&truth);
+	simc_advance(50e6L);
 	assert_int_equal(fts_convert(&s, &ns, &err), 0);
-	int64_t truth = sim_truth(&src.s, s);
 	assert_true((ns > truth ? ns - truth : truth - ns) <= err);
 	fts__clock_set_source(NULL);
 }

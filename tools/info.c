@@ -47,5 +47,14 @@ int fts_tool_info(int argc, char **argv)
 	printf("samples held:  %zu (taken %llu), history %.3f s, sampler %s\n", in.samples,
 	       (unsigned long long)in.samples_taken, (double)in.history_ns / 1e9,
 	       in.sampler_running ? "running" : "idle");
+	printf("events:        %llu wall-clock steps, %llu suspends seen; step window %.0f us\n",
+	       (unsigned long long)in.steps_seen, (unsigned long long)in.suspends_seen,
+	       (double)in.step_window_ns / 1e3);
+	if (in.clock_esterror_ns >= 0)
+		printf("system clock:  %s; kernel's estimated error %.3f ms, maximum %.3f ms (adjtimex)\n",
+		       in.clock_synced ? "synchronised" : "NOT synchronised",
+		       (double)in.clock_esterror_ns / 1e6, (double)in.clock_maxerror_ns / 1e6);
+	else
+		printf("system clock:  adjtimex unavailable\n");
 	return 0;
 }

@@ -1,0 +1,135 @@
+/* simclock.h - a whole simulated machine for the process clock: a true tick t that
+ * advances with every read, the counter as a function of t (healthy, or jumping,
+ * reset, changing rate), and CLOCK_REALTIME, CLOCK_MONOTONIC and CLOCK_BOOTTIME as
+ * functions of t (slews, steps, suspends). Plugged in through fts__clock_set_source. */
+#ifndef FTS_TEST_SIMCLOCK_H
+#define FTS_TEST_SIMCLOCK_H
+
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+#include "sim.h"
+
+struct simclock {
+	struct sim rt;        /* realtime against true ticks: rates, steps, suspends */
+	struct sim mono;      /* monotonic: the same rates, no steps, no suspends */
+	int64_t boot_extra;   /* boottime - monotonic: time spent suspended */
+	uint64_t t;           /* true ticks */
+	uint64_t per_read;    /* ticks a read takes */
+	/* counter = t before fault_at; after it, cstart + (t - fault_at) * num / den */
+	uint64_t fault_at, cstart, num, den;
+	int fail;             /* realtime reads fail */
+	int signalled;        /* the sampler's wait reports a step once */
+};
+
+static struct simclock simc __attribute__((unused));
+
+static inline uint64_t simc_counter_at(uint64_t t)
+{
+	if (!simc.fault_at || t < simc.fault_at)
+		return t;
+	return simc.cstart + (t - simc.fault_at) * simc.num / simc.den;
+}
+
+static inline uint64_t simc_counter(void *ctx)
+{
+	(void)ctx;
+	simc.t += simc.per_read;
+	return simc_counter_at(simc.t);
+}
+
+static inline int simc_realtime(void *ctx, int64_t *ns)
+{
+	(void)ctx;
+	if (simc.fail)
+		return -EIO;
+	simc.t += simc.per_read;
+	*ns = sim_truth(&simc.rt, simc.t);
+	return 0;
+}
+
+static inline int simc_others(void *ctx, int64_t *mono, int64_t *boot)
+{
+	(void)ctx;
+	simc.t += simc.per_read;
+	*mono = sim_truth(&simc.mono, simc.t);
+	*boot = *mono + simc.boot_extra;
+	return 0;
+}
+
+static inline void simc_sleep(void *ctx, int64_t ns)
+{
+	(void)ctx;
+	simc.t += (uint64_t)((long double)ns / simc.rt.rate[simc.rt.n - 1]);
+}
+
+static inline int simc_wait(void *ctx, int64_t ns)
+{
+	simc_sleep(ctx, ns);
+	if (simc.signalled) {
+		simc.signalled = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* A 2.6 GHz counter, realtime in 2026, drifting by ppm. */
+static inline void simc_use(uint64_t seed, long double ppm)
+{
+	struct fts__source s = { .counter = simc_counter, .realtime = simc_realtime,
+				 .others = simc_others, .wait = simc_wait, .sleep = simc_sleep,
+				 .ctx = &simc, .no_thread = 1 };
+	long double rate = 1 / 2.6L * (1 + ppm * 1e-6L);
+	memset(&simc, 0, sizeof(simc));
+	simc.t = 1000000000;
+	simc.per_read = 30;
+	sim_init(&simc.rt, 0, 1798761600e9L, rate, seed);
+	sim_init(&simc.mono, 0, 5e12L, rate, seed + 1);
+	fts__clock_set_source(&s);
+}
+
+/* Advance true time by ns. */
+static inline void simc_advance(long double ns)
+{
+	simc.t += (uint64_t)(ns / simc.rt.rate[simc.rt.n - 1]);
+}
+
+/* The wall clock is set by step ns now. */
+static inline void simc_step(long double step)
+{
+	sim_change(&simc.rt, simc.t, simc.rt.rate[simc.rt.n - 1], step);
+}
+
+/* A slew: both realtime and monotonic change rate by ppm against the nominal. */
+static inline void simc_slew(long double ppm)
+{
+	long double rate = 1 / 2.6L * (1 + ppm * 1e-6L);
+	sim_change(&simc.rt, simc.t, rate, 0);
+	sim_change(&simc.mono, simc.t, rate, 0);
+}
+
+/* Suspend for ns: the counter and monotonic stop, realtime and boottime go on. */
+static inline void simc_suspend(long double ns)
+{
+	simc_step(ns);
+	simc.boot_extra += (int64_t)ns;
+}
+
+/* From now on the counter runs at num/den of its rate, starting from value start. */
+static inline void simc_counter_fault(uint64_t start, uint64_t num, uint64_t den)
+{
+	simc.fault_at = simc.t;
+	simc.cstart = start;
+	simc.num = num;
+	simc.den = den;
+}
+
+/* What a stamp taken now holds, and what the wall clock reads now. */
+static inline fast_timestamp_t simc_stamp(int64_t *truth)
+{
+	*truth = sim_truth(&simc.rt, simc.t);
+	return simc_counter_at(simc.t);
+}
+
+#endif
