@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "seg.h"
 
 #define DEFAULT_MAX_SAMPLES 1024
 #define MIN_MAX_SAMPLES 8
@@ -48,6 +49,7 @@ struct fts_calib {
 	/* Read by readers: one line, written only by the writer. */
 	_Alignas(64) unsigned seq;
 	size_t n;                /* knots held; intervals = n - 1 */
+	uint64_t newest;         /* counter of the newest knot, 0 with fewer than two */
 	struct fts__seg *segs;   /* cap - 1 entries, fixed at creation */
 	/* Writer only. */
 	_Alignas(64) size_t cap;
@@ -57,53 +59,6 @@ struct fts_calib {
 };
 
 /* ---- read side --------------------------------------------------------------------- */
-
-static __int128 mulshift(uint64_t d, int64_t m, uint32_t shift)
-{
-	unsigned __int128 p = (unsigned __int128)d * (uint64_t)(m < 0 ? -(uint64_t)m : (uint64_t)m);
-	if (shift)
-		p = (p + ((unsigned __int128)1 << (shift - 1))) >> shift;
-	/* Past 2^100 ns nothing fits an int64 anyway; saturating keeps sums from overflow. */
-	if (p > ((unsigned __int128)1 << 100))
-		p = (unsigned __int128)1 << 100;
-	return m < 0 ? -(__int128)p : (__int128)p;
-}
-
-static __int128 max128(__int128 a, __int128 b) { return a > b ? a : b; }
-static __int128 min128(__int128 a, __int128 b) { return a < b ? a : b; }
-
-int fts__seg_convert(const struct fts__seg *s, int where, uint64_t x, int64_t *ns,
-		     int64_t *err)
-{
-	__int128 est, bound;
-
-	if (where == 0) {
-		uint64_t d1 = x - s->c0, d2 = s->c1 - x;
-		uint64_t D1 = d1 < s->span ? d1 : s->span, D2 = d2 < s->span ? d2 : s->span;
-		int64_t dn = s->mult - s->lo, up = s->hi - s->mult;
-		__int128 lo_off = min128(-mulshift(D1, dn, s->shift) - s->e0,
-					 -mulshift(D2, up, s->shift) - s->e1);
-		__int128 hi_off = max128(mulshift(D1, up, s->shift) + s->e0,
-					 mulshift(D2, dn, s->shift) + s->e1);
-		__int128 off = s->step ? (lo_off + hi_off) / 2 : 0;
-
-		est = s->r0 + mulshift(d1, s->mult, s->shift) + off;
-		bound = max128(off - lo_off, hi_off - off) + 1; /* +1: rounding */
-	} else {
-		/* Outside: carry the rate band on from the nearest end. */
-		int64_t mid = s->lo + (s->hi - s->lo) / 2, half = (s->hi - s->lo + 1) / 2;
-		uint64_t d = where > 0 ? x - s->c1 : s->c0 - x;
-		__int128 moved = mulshift(d, mid, s->shift);
-
-		est = where > 0 ? s->r1 + moved : s->r0 - moved;
-		bound = mulshift(d, half, s->shift) + (where > 0 ? s->e1 : s->e0) + 1;
-	}
-	if (est > INT64_MAX || est < INT64_MIN)
-		return -ERANGE;
-	*ns = (int64_t)est;
-	*err = bound > INT64_MAX ? INT64_MAX : (int64_t)bound;
-	return 0;
-}
 
 unsigned fts__calib_read_begin(const struct fts_calib *c)
 {
@@ -142,18 +97,18 @@ int fts__calib_lookup(const struct fts_calib *c, uint64_t x, struct fts__seg *se
 	if (n < 2 || n > c->cap)  /* cap is fixed after creation */
 		return -ENODATA;
 	/* Recent stamps are the common case: try the newest interval first. */
-	seg_load(&c->segs[n - 2], seg);
-	if (x >= seg->c0)
-		return x > seg->c1 ? 1 : 0;
-	/* Last interval whose start is <= x. */
-	lo = 0;
-	hi = n - 2;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo + 1) / 2;
-		if (FTS__LD(c->segs[mid].c0) <= x)
-			lo = mid;
-		else
-			hi = mid - 1;
+	lo = n - 2;
+	if (lo > 0 && x < FTS__LD(c->segs[lo].c0)) {
+		/* The last interval whose start is <= x, or the first. */
+		lo = 0;
+		hi = n - 3;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo + 1) / 2;
+			if (FTS__LD(c->segs[mid].c0) <= x)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
 	}
 	seg_load(&c->segs[lo], seg);
 	/* Torn reads are caught by the sequence check; keep the answer well formed. */
@@ -191,6 +146,11 @@ int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_
 	if (err_ns)
 		*err_ns = err;
 	return 0;
+}
+
+uint64_t fts__calib_newest_counter(const struct fts_calib *c)
+{
+	return FTS__LD(c->newest);
 }
 
 int fts__calib_newest(const struct fts_calib *c, uint64_t *counter, int64_t *ref_ns)
@@ -567,6 +527,7 @@ int fts_calib_add(struct fts_calib *c, uint64_t before, int64_t ref_ns, uint64_t
 		if (c->n != n0)
 			refresh(c, c->n > 4 ? c->n - 4 : 0);
 	}
+	FTS__ST(c->newest, c->n >= 2 ? c->knots[c->n - 1].c : 0);
 	write_end(c);
 	return 0;
 }
@@ -575,6 +536,7 @@ void fts__calib_reset(struct fts_calib *c)
 {
 	write_begin(c);
 	FTS__ST(c->n, (size_t)0);
+	FTS__ST(c->newest, (uint64_t)0);
 	c->last_after = 0;
 	write_end(c);
 }

@@ -5,9 +5,7 @@
 #include <time.h>
 
 #include "internal.h"
-
-/* A stamp more than this past the newest sample makes its conversion take a sample. */
-#define RESAMPLE_NS 2000000
+#include "seg.h"
 
 fast_timestamp_t fts__clock_stamp(void)
 {
@@ -29,11 +27,34 @@ static int64_t clock_stamp_ns(fast_timestamp_t s)
 
 /* ---- conversions ----------------------------------------------------------------- */
 
+/* The array hot path: stamps from *i on that lie inside seg, an interval without a
+ * step, converted by its line alone (no bound wanted). The result lies between r0 and
+ * r1 (+1 for rounding), so it cannot overflow. Leaves *i at the last one done; 0 if
+ * seg does not qualify. */
+static int line_run(const struct fts__seg *seg, const fast_timestamp_t *stamps, size_t n,
+		    int64_t *ns, size_t *i)
+{
+	const uint64_t c0 = seg->c0, c1 = seg->c1;
+	const int64_t r0 = seg->r0;
+	const uint64_t mult = (uint64_t)seg->mult;
+	const unsigned shift = seg->shift;
+	const unsigned __int128 half = shift ? (unsigned __int128)1 << (shift - 1) : 0;
+	size_t k = *i;
+
+	if (seg->step || seg->mult < 0 || seg->r1 >= INT64_MAX - 1)
+		return 0;
+	for (; k < n && stamps[k] >= c0 && stamps[k] <= c1; k++)
+		ns[k] = r0 + (int64_t)(((unsigned __int128)(stamps[k] - c0) * mult + half) >> shift);
+	*i = k - 1;
+	return 1;
+}
+
 /* Convert stamps[0..n) into ns/err (err may be NULL); the history is prepared. */
 static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err)
 {
 	const struct fts_calib *h = fts__clock_history();
 	struct fts__seg seg;
+	uint64_t newest;
 	unsigned seq;
 	int rc;
 
@@ -50,34 +71,47 @@ static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, i
 retry:
 	seq = fts__calib_read_begin(h);
 	rc = 0;
+	newest = fts__calib_newest_counter(h);
 	seg.c0 = 1;   /* no interval cached yet: c0 > c1 */
 	seg.c1 = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		fast_timestamp_t x = stamps[i];
-		int64_t e = 0;
 		int where;
 
 		if (x & FTS_STAMP_CLOCK_TAG) {
 			ns[i] = clock_stamp_ns(x);
-			e = 0;
-		} else {
-			if (x >= seg.c0 && x <= seg.c1)
-				where = 0;
-			else if ((where = fts__calib_lookup(h, x, &seg)) == -ENODATA)
-				rc = -EAGAIN;
-			if (rc == 0)
-				rc = fts__seg_convert(&seg, where, x, &ns[i], &e);
-			if (where != 0) {  /* do not reuse an outside interval as inside */
-				seg.c0 = 1;
-				seg.c1 = 0;
-			}
+			if (err)
+				err[i] = 0;
+			continue;
 		}
-		if (err)
-			err[i] = e;
+		/* Sorted batches stay in one interval (or past the newest): no look-up. */
+		if (x >= seg.c0 && x <= seg.c1) {
+			if (!err && line_run(&seg, stamps, n, ns, &i))
+				continue;
+			where = 0;
+		}
+		else if (x > seg.c1 && seg.c1 == newest && seg.c0 <= seg.c1)
+			where = 1;
+		else if ((where = fts__calib_lookup(h, x, &seg)) == -ENODATA)
+			rc = -EAGAIN;
+		if (rc == 0)
+			rc = fts__seg_convert(&seg, where, x, &ns[i], err ? &err[i] : NULL);
+		if (where < 0) {  /* an interval cached from before it is no use */
+			seg.c0 = 1;
+			seg.c1 = 0;
+		}
 	}
 	if (fts__calib_read_retry(h, seq))
 		goto retry;
 	return rc;
+}
+
+/* Ready the history for counter stamps up to newest. */
+static int prepare(uint64_t newest)
+{
+	if (!FTS__HAVE_COUNTER && fts__clock_uses_hw())
+		return -EINVAL;   /* a counter value on a build without a counter */
+	return fts__clock_prepare(newest);
 }
 
 static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err)
@@ -92,25 +126,46 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 		if (stamps[i] > newest)
 			newest = stamps[i];
 	}
-	if (have_counter) {
-		if (!FTS__HAVE_COUNTER && fts__clock_uses_hw())
-			return -EINVAL;   /* a counter value on a build without a counter */
-		if ((rc = fts__clock_prepare(newest, RESAMPLE_NS)) < 0)
-			return rc;
-	}
+	if (have_counter && (rc = prepare(newest)) < 0)
+		return rc;
 	return convert_many(stamps, n, ns, err);
 }
 
 int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
 {
+	const struct fts_calib *h;
+	struct fts__seg seg;
+	fast_timestamp_t x;
 	int64_t v, e;
-	int rc;
+	unsigned seq;
+	int where, rc;
 
 	if (!stamp || !ns) {
 		errno = EINVAL;
 		return -1;
 	}
-	if ((rc = convert_checked(stamp, 1, &v, &e)) < 0) {
+	x = *stamp;
+	if (x & FTS_STAMP_CLOCK_TAG) {
+		*ns = clock_stamp_ns(x);
+		if (err_ns)
+			*err_ns = 0;
+		return 0;
+	}
+	/* One stamp: the array path without its loop. */
+	if ((rc = prepare(x)) < 0) {
+		errno = -rc;
+		return -1;
+	}
+	h = fts__clock_history();
+	do {
+		seq = fts__calib_read_begin(h);
+		where = fts__calib_lookup(h, x, &seg);
+	} while (fts__calib_read_retry(h, seq));
+	if (where == -ENODATA)
+		rc = -EAGAIN;
+	else
+		rc = fts__seg_convert(&seg, where, x, &v, err_ns ? &e : NULL);
+	if (rc < 0) {
 		errno = -rc;
 		return -1;
 	}

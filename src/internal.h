@@ -30,16 +30,15 @@ struct fts__seg {
 	uint32_t step;    /* 1: a step lies inside; never interpolated */
 };
 
-/* Convert with a given interval: where is inside (0), before c0 (-1) or after c1 (+1)
- * of seg (extrapolation). -ERANGE when the result overflows. */
-int fts__seg_convert(const struct fts__seg *s, int where, uint64_t x, int64_t *ns,
-		     int64_t *err);
+/* fts__seg_convert(): see seg.h. */
 
 /* Read-side snapshot of a history for a batch: look up x, filling *seg and returning
  * where (as above); -ENODATA with fewer than two samples. Used inside a seq section. */
 unsigned fts__calib_read_begin(const struct fts_calib *c);
 int fts__calib_read_retry(const struct fts_calib *c, unsigned seq);
 int fts__calib_lookup(const struct fts_calib *c, uint64_t x, struct fts__seg *seg);
+/* Newest sample's counter value, 0 with fewer than two samples: one load. */
+uint64_t fts__calib_newest_counter(const struct fts_calib *c);
 /* Newest sample's counter value and its ref ns; -ENODATA without samples. Seq-safe. */
 int fts__calib_newest(const struct fts_calib *c, uint64_t *counter, int64_t *ref_ns);
 /* Newest interval's rate as fixed point, for frequency-like uses; -ENODATA if none. */
@@ -71,7 +70,7 @@ int fts__clock_sample(void);
 /* What the sampler does when the kernel reports the wall clock was set. */
 int fts__clock_on_step(void);
 /* Ready the history to convert counter values up to newest (see clock.c). */
-int fts__clock_prepare(uint64_t newest, int64_t resample_ns);
+int fts__clock_prepare(uint64_t newest);
 int fts__clock_uses_hw(void);
 uint64_t fts__clock_samples_taken(void);
 const struct fts_calib *fts__clock_history(void);

@@ -31,8 +31,10 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "seg.h"
 
 #define FIRST_GAP_NS 2000000          /* between the first two samples */
+#define RESAMPLE_NS 2000000           /* extrapolate at most this far past the newest */
 #define SAMPLER_PERIOD_NS 100000000   /* background sampler period */
 #define SAMPLER_IDLE_ROUNDS 100       /* 10 s without conversions: the thread exits */
 #define SAMPLE_TRIES 5                /* keep the narrowest of this many brackets */
@@ -104,6 +106,9 @@ static int running;                   /* the sampler thread exists */
 static struct psample last;           /* the previous sample */
 static int have_last;
 static long double ticks_per_ns;      /* counter against monotonic, last interval */
+/* A stamp further than this past the newest sample makes its conversion sample first
+ * (2 ms of ticks; 0 until the rate is known). Read without the lock. */
+static uint64_t resample_ticks;
 static int64_t step_window_ns = STEP_WINDOW_MIN_NS;
 static uint64_t steps_seen, suspends_seen;
 static int faulted;
@@ -190,8 +195,11 @@ static int check(const struct psample *s, long double *step)
 	/* The wall clock moved against monotonic by a step, or by a suspend that the
 	 * counter slept through too. */
 	*step = (long double)((s->rt - s->mono) - (last.rt - last.mono)) - (ran && !stopped ? dsusp : 0);
-	if (dmono > 1e6L && dc > 0)   /* rate over at least 1 ms */
+	if (dmono > 1e6L && dc > 0) {   /* rate over at least 1 ms */
 		ticks_per_ns = dc / dmono;
+		__atomic_store_n(&resample_ticks, (uint64_t)(ticks_per_ns * RESAMPLE_NS),
+				 __ATOMIC_RELAXED);
+	}
 	return 0;
 }
 
@@ -340,6 +348,9 @@ static int start_locked(void)
 	int rc = 0;
 
 	pthread_once(&atfork_once, register_atfork);
+	/* No counter: stamps are clock readings, which need no history. */
+	if (!FTS__HAVE_COUNTER && src.counter == hw_counter)
+		return 0;
 	if (fts_calib_count(hist) < 2) {
 		if ((rc = sample_locked(0)) < 0)
 			return rc;
@@ -369,25 +380,16 @@ static void note_use(void)
 		__atomic_store_n(&used, 1, __ATOMIC_RELAXED);
 }
 
-int fts__clock_prepare(uint64_t newest, int64_t resample_ns)
+int fts__clock_prepare(uint64_t newest)
 {
 	const struct fts_calib *h = __atomic_load_n(&hist, __ATOMIC_ACQUIRE);
-	struct fts__seg seg;
-	int64_t ns, err;
-	unsigned seq;
-	int where, rc;
+	int rc;
 
 	note_use();
-	if (h && fts_calib_count(h) >= 2 &&
-	    (__atomic_load_n(&running, __ATOMIC_RELAXED) || src.no_thread)) {
-		do {
-			seq = fts__calib_read_begin(h);
-			where = fts__calib_lookup(h, newest, &seg);
-		} while (fts__calib_read_retry(h, seq));
-		if (where <= 0)
-			return 0;
-		/* Past the newest sample: near enough to extrapolate? */
-		if (fts__seg_convert(&seg, 1, newest, &ns, &err) == 0 && ns - seg.r1 <= resample_ns)
+	/* The common case in two loads: inside the history, or near enough past it. */
+	if (h && (__atomic_load_n(&running, __ATOMIC_RELAXED) || src.no_thread)) {
+		uint64_t c1 = fts__calib_newest_counter(h);
+		if (c1 && newest <= c1 + __atomic_load_n(&resample_ticks, __ATOMIC_RELAXED))
 			return 0;
 	}
 	pthread_mutex_lock(&lock);
@@ -432,6 +434,7 @@ void fts__clock_set_source(const struct fts__source *s)
 		fts__calib_reset(hist);
 	have_last = 0;
 	ticks_per_ns = 0;
+	__atomic_store_n(&resample_ticks, 0, __ATOMIC_RELAXED);
 	step_window_ns = STEP_WINDOW_MIN_NS;
 	steps_seen = suspends_seen = 0;
 	if (faulted) {   /* a new source starts healthy */
