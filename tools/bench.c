@@ -480,7 +480,7 @@ static int scaling(int rounds, char *why, size_t len)
 	cpu_set_t saved;
 	struct duo d;
 	pthread_t t;
-	int a, b, err;
+	int a = -1, b = -1, err;
 	double *r = calloc((size_t)rounds, sizeof(*r) * NSCALES);
 
 	if (!r) {
@@ -688,6 +688,12 @@ static int run_op(const char *key, const char *count)
 		return fts_tool_usage_error("bench", usage, "unknown operation '%s'", key);
 	if (fts_tool_parse_u64(count, 1, UINT64_C(1) << 32, &n) < 0)
 		return fts_tool_usage_error("bench", usage, "bad count '%s' (1..2^32)", count);
+	/* Calibrated first, as in the timed run: else the first conversion's samples come
+	 * after the prepared stamps and every one of them is extrapolated backwards. */
+	if (fts_clock_start() < 0) {
+		perror("faststamp bench: calibration");
+		return 1;
+	}
 	if (o->prep)
 		o->prep();
 	o->run((size_t)((n + o->unit - 1) / o->unit * o->unit));
