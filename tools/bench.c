@@ -406,8 +406,14 @@ static int64_t first_conversion(void)
 	buf[len] = '\0';
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	if (WIFSIGNALED(status)) {
+		fprintf(stderr, "faststamp bench: the first-conversion child was killed by signal %d\n",
+			WTERMSIG(status));
+		return -1;
+	}
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || len == 0) {
-		fprintf(stderr, "faststamp bench: the first-conversion child failed\n");
+		fprintf(stderr, "faststamp bench: the first-conversion child failed (exit %d)\n",
+			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		return -1;
 	}
 	return strtoll(buf, NULL, 10);
