@@ -8,6 +8,7 @@
 static const struct fts_tool_cmd cmds[] = {
 	{ "info", "backend, counter frequency, clocksource, history", fts_tool_info },
 	{ "check", "self-test: accuracy against the system clock and cost", fts_tool_check },
+	{ "bench", "cost of every way to tell the time, scaling, accuracy", fts_tool_bench },
 #ifdef FTS_TOOL_EXTRA_CMDS
 	FTS_TOOL_EXTRA_CMDS
 #endif
