@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Install what the build and the tests need, on Debian 12 (as root). Installs only what
-# is missing, so it is quick on a machine that has it all.
+# Install what the build (deps.sh build) or the whole test suite (deps.sh, deps.sh test)
+# needs, on Debian 12, as root. Installs only what is missing, so it is quick on a
+# machine that has it all.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libcmocka-dev clang libclang-rt-14-dev llvm
-      iproute2 tcpdump tshark gnuplot-nox valgrind
-      qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-      gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)
+pkgs=(build-essential cmake pkg-config)
+if [ "${1:-test}" != build ]; then
+  pkgs+=(libcmocka-dev clang libclang-rt-14-dev llvm
+         iproute2 tcpdump tshark gnuplot-nox valgrind
+         qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+         gcc-riscv64-linux-gnu libc6-dev-riscv64-cross)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -299,6 +299,16 @@ static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, i
 	unsigned seq;
 	int rc;
 
+	if (!h) {   /* no history yet: only tagged stamps can be converted */
+		for (size_t i = 0; i < n; i++) {
+			if (!(stamps[i] & FTS_STAMP_CLOCK_TAG))
+				return -EAGAIN;
+			ns[i] = clock_stamp_ns(stamps[i]);
+			if (err)
+				err[i] = 0;
+		}
+		return 0;
+	}
 retry:
 	seq = fts__calib_read_begin(h);
 	rc = 0;

@@ -1,0 +1,147 @@
+/* test_realclock.c - stamps bracketed by two clock_gettime(CLOCK_REALTIME) reads on
+ * the real clock: converted at once, after seconds, and on another CPU. The bound must
+ * always reach the bracket; the estimate must nearly always lie within 1 us of it
+ * (faststamp check holds the tighter 50 ns targets). */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "faststamp.h"
+
+#define N 20000
+
+struct br { int64_t t0, t1; fast_timestamp_t s; };
+
+static int64_t rt(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void take(struct br *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		b[i].t0 = rt();
+		store_fast_timestamp(&b[i].s);
+		b[i].t1 = rt();
+	}
+}
+
+static void judge(const struct br *b, size_t n, const char *what)
+{
+	size_t covered = 0, within1us = 0, within50 = 0;
+	for (size_t i = 0; i < n; i++) {
+		int64_t ns, err, out = 0;
+		assert_int_equal(fts_convert(&b[i].s, &ns, &err), 0);
+		if (ns < b[i].t0)
+			out = b[i].t0 - ns;
+		else if (ns > b[i].t1)
+			out = ns - b[i].t1;
+		covered += out <= err;
+		within1us += out <= 1000;
+		within50 += out <= 50;
+	}
+	print_message("%-10s %zu stamps: bound covers %zu, within 50 ns %.3f%%, within 1 us %.3f%%\n",
+		      what, n, covered, 100.0 * within50 / n, 100.0 * within1us / n);
+	assert_int_equal(covered, n);
+	assert_true(within1us * 1000 >= n * 999);
+}
+
+static void at_once(void **state)
+{
+	struct br b;
+	(void)state;
+	struct br *all = calloc(N, sizeof(*all));
+	assert_non_null(all);
+	for (size_t i = 0; i < N; i++) {
+		take(&b, 1);
+		all[i] = b;
+		{ int64_t ns; assert_int_equal(fts_convert(&b.s, &ns, NULL), 0); }
+	}
+	judge(all, N, "at once");
+	free(all);
+}
+
+static void after_seconds(void **state)
+{
+	struct br *b = calloc(N, sizeof(*b));
+	(void)state;
+	assert_non_null(b);
+	fts_clock_start();
+	take(b, N);
+	sleep(2);
+	judge(b, N, "late");
+	free(b);
+}
+
+struct remote { struct br *b; int cpu; };
+
+static void *remote_take(void *arg)
+{
+	struct remote *r = arg;
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(r->cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	take(r->b, N);
+	return NULL;
+}
+
+static void other_cpu(void **state)
+{
+	cpu_set_t set;
+	struct remote r;
+	pthread_t t;
+	(void)state;
+
+	if (sched_getaffinity(0, sizeof(set), &set) || CPU_COUNT(&set) < 2) {
+		print_message("SKIP: cross-CPU needs two CPUs\n");
+		skip();
+	}
+	r.b = calloc(N, sizeof(*r.b));
+	r.cpu = 1;
+	assert_non_null(r.b);
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	assert_int_equal(pthread_create(&t, NULL, remote_take, &r), 0);
+	pthread_join(t, NULL);
+	judge(r.b, N, "cross-CPU");
+	free(r.b);
+}
+
+static void timeval_between_gettimeofday(void **state)
+{
+	size_t inside = 0;
+	(void)state;
+	for (int i = 0; i < N; i++) {
+		struct timeval g0, g1, tv;
+		fast_timestamp_t s;
+		gettimeofday(&g0, NULL);
+		store_fast_timestamp(&s);
+		gettimeofday(&g1, NULL);
+		assert_int_equal(fast_timestamp_to_timeval(&s, &tv), 0);
+		inside += timercmp(&g0, &tv, <=) && timercmp(&tv, &g1, <=);
+	}
+	print_message("timevals between gettimeofday reads: %.3f%%\n", 100.0 * inside / N);
+	assert_true(inside * 100 >= (size_t)N * 99);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(at_once),
+		cmocka_unit_test(after_seconds),
+		cmocka_unit_test(other_cpu),
+		cmocka_unit_test(timeval_between_gettimeofday),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
