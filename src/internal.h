@@ -114,6 +114,12 @@ int fts__parse_word(const char *text, char *out, size_t len);
 int fts__cpuinfo_has_flag(const char *text, const char *flag);
 /* The kernel's current clocksource into out; 0 or negative errno. */
 int fts__clocksource(char *out, size_t len);
+/* A device-tree property holding one big-endian cell (4 bytes) or two (8 bytes), as
+ * read from /proc/device-tree, into *out. 0 or -EINVAL (other lengths). */
+int fts__parse_dt_cells(const void *buf, size_t len, uint64_t *out);
+/* 1 when name is a clocksource only an x86 kernel has ("tsc", "kvm-clock", ...). On
+ * another architecture that means /sys is the host's: user-mode emulation. */
+int fts__clocksource_is_x86(const char *name);
 
 /* ---- backend choice (clock.c) ---------------------------------------------------- */
 struct fts__choice {

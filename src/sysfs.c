@@ -100,3 +100,31 @@ int fts__clocksource(char *out, size_t len)
 		return (int)r;
 	return fts__parse_word(buf, out, len);
 }
+
+int fts__parse_dt_cells(const void *buf, size_t len, uint64_t *out)
+{
+	const unsigned char *p = buf;
+	uint64_t v = 0;
+
+	if (!buf || !out || (len != 4 && len != 8))
+		return -EINVAL;
+	for (size_t i = 0; i < len; i++)
+		v = v << 8 | p[i];
+	*out = v;
+	return 0;
+}
+
+int fts__clocksource_is_x86(const char *name)
+{
+	/* Linux's x86 clocksource names (arch/x86, drivers/clocksource/hyperv_timer.c). */
+	static const char *const x86[] = { "tsc", "tsc-early", "kvm-clock", "hpet", "acpi_pm",
+					   "hyperv_clocksource_tsc_page",
+					   "hyperv_clocksource_msr", "xen", "pit", "vmware-tsc" };
+
+	if (!name)
+		return 0;
+	for (size_t i = 0; i < sizeof(x86) / sizeof(x86[0]); i++)
+		if (!strcmp(name, x86[i]))
+			return 1;
+	return 0;
+}
