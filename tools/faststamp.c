@@ -8,6 +8,8 @@
 static const struct fts_tool_cmd cmds[] = {
 	{ "info", "backend, counter frequency, clocksource, history", fts_tool_info },
 	{ "check", "self-test: accuracy against the system clock and cost", fts_tool_check },
+	{ "rx", "receive UDP, stamp each datagram, write pcap/pcapng", fts_tool_rx },
+	{ "tx", "send numbered, time-stamped UDP datagrams at a steady rate", fts_tool_tx },
 #ifdef FTS_TOOL_EXTRA_CMDS
 	FTS_TOOL_EXTRA_CMDS
 #endif
