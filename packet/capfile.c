@@ -16,7 +16,7 @@
 #include "pkt.h"
 
 #define FTS_PKT_LINKTYPE_RAW 101
-#define FTS_PKT_BUF (1u << 20)
+#define FTS_PKT_BUF (256u << 10)   /* > the largest record: 64 KiB + headers + comment */
 /* pcap's nanosecond-resolution magic; readers then take ts_usec as nanoseconds. */
 #define FTS_PKT_PCAP_NS_MAGIC 0xa1b23c4du
 
@@ -95,6 +95,29 @@ size_t fts_pkt_build_headers(uint8_t *hdr, const struct fts_pkt_ep *src,
 	return ipl + 8;
 }
 
+static uint32_t get32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+/* Bytes of the buffer's first `upto` that end on a record boundary. The buffer always
+ * starts on one. */
+static size_t whole_records(const struct fts_pkt_file *f, size_t upto)
+{
+	size_t off = 0, len;
+
+	while (off + 16 <= f->used) {
+		len = f->fmt == FTS_PKT_PCAP ? 16 + (size_t)get32(f->buf + off + 8)
+					     : (size_t)get32(f->buf + off + 4);
+		if (off + len > upto)
+			break;
+		off += len;
+	}
+	return off;
+}
+
 static int write_all(struct fts_pkt_file *f)
 {
 	size_t off = 0;
@@ -105,9 +128,10 @@ static int write_all(struct fts_pkt_file *f)
 			continue;
 		if (w <= 0) {
 			int e = w < 0 ? errno : ENOSPC;
-			/* Drop the part of a record that made it; keep whole ones. */
-			if (!f->is_stdout && ftruncate(f->fd, f->committed) == 0)
-				lseek(f->fd, f->committed, SEEK_SET);
+			/* Keep the whole records that made it; drop the part of one. */
+			off_t keep = f->committed ? f->committed + (off_t)whole_records(f, off) : 0;
+			if (!f->is_stdout && ftruncate(f->fd, keep) == 0)
+				lseek(f->fd, keep, SEEK_SET);
 			f->failed = e;
 			f->used = 0;
 			errno = e;

@@ -126,7 +126,7 @@ struct fts_pkt_rx_opts {
 	int keep;                    /* 1: records go to file or out; 0: drain only counts */
 	struct fts_pkt_file *file;   /* records go here, or */
 	FILE *out;                   /* printed here as text, or neither */
-	int rcvbuf;                  /* SO_RCVBUF bytes, 0: leave it */
+	int stop_when_idle;          /* stop when the socket stays empty for 100 ms */
 	volatile int *stop;          /* set by signal handlers */
 };
 

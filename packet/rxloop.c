@@ -195,6 +195,12 @@ static void *drain_main(void *arg)
 					break;
 				continue;
 			}
+			/* Idle: put what is buffered in the file, so a reader sees it soon. */
+			if (d->o->file && fts_pkt_file_flush(d->o->file)) {
+				snprintf(d->err, sizeof(d->err), "write failed: %s", strerror(errno));
+				__atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
+				break;
+			}
 			struct timespec ts = { 0, 200000 };
 			nanosleep(&ts, NULL);
 			continue;
@@ -403,6 +409,8 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 		/* MSG_TRUNC: msg_len is the datagram's real length even when we keep less. */
 		n = recvmmsg(fd, msgs, want, MSG_WAITFORONE | MSG_TRUNC, NULL);
 		if (n < 0) {
+			if ((errno == EAGAIN || errno == EWOULDBLOCK) && o->stop_when_idle)
+				break;
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 				continue;
 			snprintf(err, errsz, "recvmmsg: %s", strerror(errno));

@@ -18,7 +18,7 @@ static const char usage[] =
 	"usage: faststamp rx --listen ADDR:PORT [--count N] [--duration S] [--write FILE]\n"
 	"                    [--snaplen N] [--force] [--stamp fast|clock|kernel|none] [--both]\n"
 	"                    [--stats] [--batch N] [--ring N] [--rcvbuf BYTES]\n"
-	"       faststamp rx --compare [--listen ADDR:PORT] [--count N] [--rate PPS]\n"
+	"       faststamp rx --compare [--listen ADDR:PORT] [--count N] [--chunk N]\n"
 	"                    [--size BYTES] [--rounds N]\n"
 	"  Receive UDP datagrams on ADDR:PORT ([v6]:PORT for IPv6) until N datagrams,\n"
 	"  S seconds, or SIGINT/SIGTERM. Each datagram is stamped as it leaves the recvmmsg\n"
@@ -39,9 +39,10 @@ static const char usage[] =
 	"                 with the ring full, datagrams are dropped and counted\n"
 	"  --rcvbuf BYTES socket receive buffer (default 8 MiB)\n"
 	"  --compare      receive the same loopback traffic from an own sender in each mode\n"
-	"                 (none, fast, clock, kernel) and print packets/s and CPU ns/packet\n"
-	"                 (defaults: 127.0.0.1:0, 200000 datagrams, as fast as possible,\n"
-	"                 64 bytes, 3 rounds)\n"
+	"                 (none, fast, clock, kernel) and print packets/s and the receive\n"
+	"                 thread's CPU ns/packet. The sender queues a chunk, then the\n"
+	"                 receiver empties the socket (defaults: 127.0.0.1:0, 200000\n"
+	"                 datagrams, chunks of 20000, 64 bytes, 3 rounds)\n"
 	"Stats go to stderr at exit. Exit 0 when done, 1 on a fault (port in use, write\n"
 	"failure: what was written stays readable), 2 on a usage error.\n";
 
@@ -73,92 +74,75 @@ static int ends_with(const char *s, const char *suffix)
 
 /* ---- --compare ----------------------------------------------------------------- */
 
-struct sender {
-	struct fts_pkt_tx_opts o;
-	struct fts_pkt_tx_stats st;
-	volatile int *rx_stop;
-	volatile int stop;
-	int rc;
-	char err[256];
-};
-
-static void *sender_main(void *arg)
-{
-	struct sender *s = arg;
-	struct timespec grace = { 0, 200000000 };
-
-	s->rc = fts_pkt_tx_run(&s->o, &s->st, s->err, sizeof(s->err));
-	/* Let the receiver empty its socket before it is told to stop. */
-	nanosleep(&grace, NULL);
-	*s->rx_stop = 1;
-	return NULL;
-}
-
 struct result {
 	double cpu_ns, pps, convert_ns;
 	uint64_t packets, drops;
 };
 
+/* One mode: the sender fills the socket with a chunk, then the receiver empties it, so
+ * every mode sees the same full batches and only the receive thread's CPU is counted. */
 static int compare_one(const struct sockaddr_storage *ls, socklen_t ll, enum fts_pkt_stamp m,
-		       uint64_t count, double rate, uint32_t size, struct result *res)
+		       uint64_t count, uint64_t chunk, uint32_t size, struct result *res)
 {
 	struct sockaddr_storage to;
 	socklen_t tol = sizeof(to);
-	volatile int stop = 0;
-	struct sender s;
 	struct fts_pkt_stats st;
-	pthread_t th;
+	struct fts_pkt_tx_stats ts;
+	int64_t cpu = 0, conv = 0, rx_ns = 0;
+	uint64_t written = 0;
 	char err[256];
-	int fd = fts_pkt_rx_socket(ls, ll, m, 0, 8 << 20, err, sizeof(err));
+	int fd = fts_pkt_rx_socket(ls, ll, m, 0, 256 << 20, err, sizeof(err));
 
 	if (fd < 0) {
 		fprintf(stderr, "faststamp rx: %s\n", err);
 		return -1;
 	}
 	getsockname(fd, (struct sockaddr *)&to, &tol);
-	memset(&s, 0, sizeof(s));
-	s.o = (struct fts_pkt_tx_opts){ .to = &to, .to_len = tol, .count = count, .rate = rate,
-					.size = size, .batch = 64, .stop = &s.stop };
-	s.rx_stop = &stop;
-	/* The ring is used in every mode, without payload: only the stamp differs. */
-	struct fts_pkt_rx_opts o = { .fd = fd, .count = count, .batch = 64, .ring_slots = 65536,
-				     .snaplen = 0, .stamp = m, .keep = 1, .stop = &stop };
-	if (pthread_create(&th, NULL, sender_main, &s)) {
-		close(fd);
-		return -1;
+	memset(res, 0, sizeof(*res));
+	for (uint64_t done = 0; done < count && !rx_stop; done += chunk) {
+		uint64_t n = count - done < chunk ? count - done : chunk;
+		struct fts_pkt_tx_opts t = { .to = &to, .to_len = tol, .count = n, .size = size,
+					     .batch = 64, .stop = &rx_stop };
+		/* The ring is used in every mode, without payload: only the stamp differs. */
+		struct fts_pkt_rx_opts o = { .fd = fd, .count = n, .batch = 64, .ring_slots = 65536,
+					     .stamp = m, .keep = 1, .stop_when_idle = 1,
+					     .stop = &rx_stop };
+		if (fts_pkt_tx_run(&t, &ts, err, sizeof(err)) ||
+		    fts_pkt_rx_run(&o, &st, err, sizeof(err))) {
+			fprintf(stderr, "faststamp rx: %s\n", err);
+			close(fd);
+			return -1;
+		}
+		res->packets += st.packets;
+		res->drops += st.sock_drops + st.ring_drops + (n - st.packets);
+		cpu += st.cpu_ns;
+		conv += st.convert_ns;
+		written += st.written;
+		rx_ns += st.end_ns - st.start_ns;
 	}
-	int rc = fts_pkt_rx_run(&o, &st, err, sizeof(err));
-	s.stop = 1;
-	pthread_join(th, NULL);
 	close(fd);
-	if (rc || s.rc) {
-		fprintf(stderr, "faststamp rx: %s\n", rc ? err : s.err);
-		return -1;
-	}
-	double tx_secs = (double)(s.st.end_ns - s.st.start_ns) / 1e9;
-	res->packets = st.packets;
-	res->drops = st.sock_drops + st.ring_drops;
-	res->cpu_ns = st.packets ? (double)st.cpu_ns / (double)st.packets : 0;
-	res->pps = tx_secs > 0 ? (double)st.packets / tx_secs : 0;
-	res->convert_ns = st.written ? (double)st.convert_ns / (double)st.written : 0;
+	res->cpu_ns = res->packets ? (double)cpu / (double)res->packets : 0;
+	res->pps = rx_ns > 0 ? (double)res->packets * 1e9 / (double)rx_ns : 0;
+	res->convert_ns = written ? (double)conv / (double)written : 0;
 	return 0;
 }
 
 static int run_compare(const struct sockaddr_storage *ls, socklen_t ll, uint64_t count,
-		       double rate, uint32_t size, uint64_t rounds)
+		       uint64_t chunk, uint32_t size, uint64_t rounds)
 {
 	double cpu[4][16], pps[4][16], conv[16];
 	uint64_t pk[4] = { 0 }, dr[4] = { 0 };
 	struct result r;
 
-	printf("receiving %llu datagrams of %u bytes per run from an own sender on loopback,\n"
-	       "%s, modes interleaved, %llu rounds; medians:\n", (unsigned long long)count, size,
-	       rate > 0 ? "at a steady rate" : "as fast as possible", (unsigned long long)rounds);
+	printf("each mode receives %llu datagrams of %u bytes from an own sender on loopback,\n"
+	       "in chunks of %llu queued first, modes interleaved, %llu rounds; medians:\n",
+	       (unsigned long long)count, size, (unsigned long long)chunk,
+	       (unsigned long long)rounds);
 	for (uint64_t k = 0; k < rounds; k++) {
 		for (int m = 0; m < 4; m++) {
 			if (rx_stop)
 				return 1;
-			if (compare_one(ls, ll, (enum fts_pkt_stamp)m, count, rate, size, &r))
+			if (compare_one(ls, ll, (enum fts_pkt_stamp)m, count, chunk, size, &r))
 				return 1;
 			cpu[m][k] = r.cpu_ns;
 			pps[m][k] = r.pps;
@@ -192,8 +176,8 @@ int fts_tool_rx(int argc, char **argv)
 	struct sockaddr_storage ls;
 	socklen_t ll = 0;
 	uint64_t count = 0, snaplen = 262144, batch = 64, ring = 4096, rcvbuf = 8 << 20;
-	uint64_t rounds = 3, size = 64;
-	double duration = 0, rate = 0;
+	uint64_t rounds = 3, size = 64, chunk = 20000;
+	double duration = 0;
 	const char *path = NULL;
 	int force = 0, both = 0, stats = 0, compare = 0, stamp_given = 0;
 	enum fts_pkt_stamp stamp = FTS_PKT_STAMP_FAST;
@@ -234,9 +218,9 @@ int fts_tool_rx(int argc, char **argv)
 			if (parse_mode(argv[++i], &stamp))
 				return fts_tool_usage_error("rx", usage, "bad --stamp '%s' (fast, clock, kernel, none)", argv[i]);
 			stamp_given = 1;
-		} else if (!strcmp(a, "--rate") && more) {
-			if (fts_tool_parse_double(argv[++i], 0, 1e9, &rate))
-				return fts_tool_usage_error("rx", usage, "bad --rate '%s'", argv[i]);
+		} else if (!strcmp(a, "--chunk") && more) {
+			if (fts_tool_parse_u64(argv[++i], 1, 1000000, &chunk))
+				return fts_tool_usage_error("rx", usage, "bad --chunk '%s' (1..1000000)", argv[i]);
 		} else if (!strcmp(a, "--size") && more) {
 			if (fts_tool_parse_u64(argv[++i], 0, 65507, &size))
 				return fts_tool_usage_error("rx", usage, "bad --size '%s' (0..65507)", argv[i]);
@@ -265,7 +249,7 @@ int fts_tool_rx(int argc, char **argv)
 	if (compare) {
 		if (!ll)
 			fts_pkt_parse_addr("127.0.0.1:0", &ls, &ll);
-		return run_compare(&ls, ll, count ? count : 200000, rate, (uint32_t)size, rounds);
+		return run_compare(&ls, ll, count ? count : 200000, chunk, (uint32_t)size, rounds);
 	}
 	if (!ll)
 		return fts_tool_usage_error("rx", usage, "%s", "--listen ADDR:PORT is required");
