@@ -108,7 +108,8 @@ struct fts_pkt_stats {
 	uint64_t written;            /* records written or printed */
 	uint64_t sock_drops;         /* the kernel's count (SO_RXQ_OVFL, /proc/net/udp) */
 	uint64_t ring_drops;         /* taken from the socket with the ring full */
-	int64_t start_ns, end_ns;    /* CLOCK_MONOTONIC */
+	int64_t start_ns, end_ns;    /* CLOCK_MONOTONIC: start, end of the run */
+	int64_t first_ns;            /* CLOCK_MONOTONIC at the first datagram, 0: none */
 	int64_t cpu_ns;              /* receive thread CPU (getrusage RUSAGE_THREAD) */
 	int64_t convert_ns;          /* drain thread time spent in fts_convert_array */
 };
@@ -138,7 +139,9 @@ int fts_pkt_rx_socket(const struct sockaddr_storage *ss, socklen_t len,
  * has been flushed as far as it could be). */
 int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, char *err,
 		   size_t errsz);
-void fts_pkt_stats_print(FILE *f, const char *prefix, const struct fts_pkt_stats *st);
+/* One line: totals so far, and packets/s (pps < 0: over the whole run). */
+void fts_pkt_stats_print(FILE *f, const char *prefix, const struct fts_pkt_stats *st,
+			 double pps);
 
 /* ---- the sender (tx.c) ----------------------------------------------------------- */
 
@@ -158,7 +161,8 @@ struct fts_pkt_tx_opts {
 
 struct fts_pkt_tx_stats {
 	uint64_t sent, bytes, retries;
-	int64_t start_ns, end_ns;    /* CLOCK_MONOTONIC */
+	int64_t start_ns, end_ns;    /* CLOCK_MONOTONIC: start, end of the run */
+	int64_t first_ns;            /* CLOCK_MONOTONIC at the first datagram, 0: none */
 };
 
 /* Send count datagrams to o->to with sendmmsg at a steady rate. 0, or -1 with a

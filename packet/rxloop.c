@@ -259,15 +259,20 @@ static void parse_cmsgs(struct msghdr *m, struct fts_pkt_slot *sl, uint64_t *ovf
 	}
 }
 
-void fts_pkt_stats_print(FILE *f, const char *prefix, const struct fts_pkt_stats *st)
+void fts_pkt_stats_print(FILE *f, const char *prefix, const struct fts_pkt_stats *st,
+			 double pps)
 {
-	double secs = (double)(st->end_ns - st->start_ns) / 1e9;
+	if (pps < 0) {
+		/* From the first datagram: waiting for traffic is not receiving. */
+		int64_t from = st->first_ns ? st->first_ns : st->start_ns;
+		double secs = (double)(st->end_ns - from) / 1e9;
+		pps = secs > 0 ? (double)st->packets / secs : 0.0;
+	}
 	fprintf(f, "%spackets %llu bytes %llu written %llu drops %llu (socket %llu, ring %llu) "
 		   "%.0f packets/s\n", prefix, (unsigned long long)st->packets,
 		(unsigned long long)st->bytes, (unsigned long long)st->written,
 		(unsigned long long)(st->sock_drops + st->ring_drops),
-		(unsigned long long)st->sock_drops, (unsigned long long)st->ring_drops,
-		secs > 0 ? (double)st->packets / secs : 0.0);
+		(unsigned long long)st->sock_drops, (unsigned long long)st->ring_drops, pps);
 }
 
 int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, char *err,
@@ -342,6 +347,7 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 	if (o->duration > 0)
 		t_end = st->start_ns + (int64_t)(o->duration * 1e9);
 	next_stats = st->start_ns + 1000000000;
+	last.end_ns = st->start_ns;
 	cpu0 = thread_cpu_ns();
 
 	for (;;) {
@@ -358,15 +364,14 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 			if (t_end && now >= t_end)
 				break;
 			if (o->stats_every && now >= next_stats) {
-				struct fts_pkt_stats iv = *st;
-				iv.packets -= last.packets;
-				iv.bytes -= last.bytes;
-				iv.written = have_thread ? __atomic_load_n(&d.written, __ATOMIC_RELAXED) : 0;
-				iv.sock_drops = ovfl > ovfl0 ? ovfl - ovfl0 : 0;
-				iv.start_ns = next_stats - 1000000000;
-				iv.end_ns = now;
-				fts_pkt_stats_print(stderr, "rx: ", &iv);
-				last = *st;
+				struct fts_pkt_stats cur = *st;
+				double secs = (double)(now - last.end_ns) / 1e9;
+				cur.written = have_thread ? __atomic_load_n(&d.written, __ATOMIC_RELAXED) : 0;
+				cur.sock_drops = ovfl > ovfl0 ? ovfl - ovfl0 : 0;
+				fts_pkt_stats_print(stderr, "rx: ", &cur,
+						    (double)(st->packets - last.packets) / secs);
+				last.packets = st->packets;
+				last.end_ns = now;
 				next_stats += 1000000000;
 				if (next_stats < now)
 					next_stats = now + 1000000000;
@@ -439,6 +444,9 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 			parse_cmsgs(&msgs[i].msg_hdr, sl, &ovfl, kern);
 			st->bytes += len;
 		}
+		/* One clock read per run, for packets/s; none per datagram. */
+		if (!st->first_ns && n > 0)
+			st->first_ns = fts_tool_now(CLOCK_MONOTONIC);
 		st->packets += (uint64_t)n;
 		if (use_ring) {
 			if (dropping)

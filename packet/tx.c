@@ -52,7 +52,13 @@ int fts_pkt_tx_run(const struct fts_pkt_tx_opts *o, struct fts_pkt_tx_stats *st,
 			double due = (double)(now - st->start_ns) * o->rate / 1e9 + 1;
 			uint64_t due_n = due > (double)o->count ? o->count : (uint64_t)due;
 			if (due_n <= st->sent) {
-				int64_t at = st->start_ns + (int64_t)((double)st->sent * 1e9 / o->rate);
+				/* Sleep until a group is due, not one packet: a wake-up costs
+				 * tens of us in a VM, so per-packet sleeps would cap the rate.
+				 * A group spans at most 100 us and one batch. */
+				double group = o->rate * 100e-6;
+				uint64_t g = group < 1 ? 1 : group > batch ? batch : (uint64_t)group;
+				int64_t at = st->start_ns +
+					     (int64_t)((double)(st->sent + g - 1) * 1e9 / o->rate);
 				struct timespec ts = { at / 1000000000, at % 1000000000 };
 				clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 				continue;

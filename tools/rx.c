@@ -293,7 +293,7 @@ int fts_tool_rx(int argc, char **argv)
 	};
 	struct fts_pkt_stats st;
 	int rc = fts_pkt_rx_run(&o, &st, err, sizeof(err));
-	fts_pkt_stats_print(stderr, "rx: ", &st);
+	fts_pkt_stats_print(stderr, "rx: ", &st, -1);
 	if (file) {
 		uint64_t recs = fts_pkt_file_records(file);
 		if (fts_pkt_file_close(file) && !rc) {
