@@ -9,9 +9,8 @@ static const struct fts_tool_cmd cmds[] = {
 	{ "info", "backend, counter frequency, clocksource, history", fts_tool_info },
 	{ "check", "self-test: accuracy against the system clock and cost", fts_tool_check },
 	{ "bench", "cost of every way to tell the time, scaling, accuracy", fts_tool_bench },
-#ifdef FTS_TOOL_EXTRA_CMDS
-	FTS_TOOL_EXTRA_CMDS
-#endif
+	{ "rx", "receive UDP, stamp each datagram, write pcap/pcapng", fts_tool_rx },
+	{ "tx", "send numbered, time-stamped UDP datagrams at a steady rate", fts_tool_tx },
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# packet_test.sh TOOL CASE - one end-to-end case of faststamp rx/tx, run by CTest.
+# Exit 0 pass, 77 skip (reason on the last line), anything else fail.
+# Sends only to loopback or to addresses inside network namespaces made here.
+set -uo pipefail
+tool=$1 case=$2
+work=$(mktemp -d /tmp/fts-packet.XXXXXX)
+ns_a="" ns_b="" mnt=""
+cleanup() {
+  [ -n "$mnt" ] && umount "$mnt" 2>/dev/null
+  [ -n "$ns_a" ] && ip netns del "$ns_a" 2>/dev/null
+  [ -n "$ns_b" ] && ip netns del "$ns_b" 2>/dev/null
+  jobs -p | xargs -r kill 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL [$case]: $*"; exit 1; }
+skip() { echo "SKIP [$case]: $*"; exit 77; }
+need() { command -v "$1" >/dev/null || skip "$1 is not installed (scripts/deps.sh installs it)"; }
+# A port unlikely to be taken, different for each case and run.
+port=$(( 20000 + ($$ * 7 + ${#case} * 131) % 40000 ))
+
+# in_ns NS CMD...: run CMD inside namespace NS, or here if NS is empty.
+in_ns() { local ns=$1; shift; if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi; }
+
+# wait_bound NS PORT: until something listens on UDP PORT (in NS).
+wait_bound() {
+  for _ in $(seq 100); do
+    in_ns "$1" ss -Huln "sport = :$2" 2>/dev/null | grep -q . && return 0
+    sleep 0.05
+  done
+  fail "rx did not bind port $2"
+}
+
+# le_hex N: N as 8 little-endian bytes in hex, as tshark prints udp.payload.
+le_hex() { printf '%016x' "$1" | sed 's/../& /g' | awk '{for(i=8;i>=1;i--) printf "%s",$i}'; }
+
+# verify FILE N SRC DST DPORT SIZE T0 T1: what tshark and tcpdump read from FILE.
+verify() {
+  local f=$1 n=$2 src=$3 dst=$4 dport=$5 size=$6 t0=$7 t1=$8 ipf=ip
+  case $dst in *:*) ipf=ipv6;; esac
+  tshark -r "$f" -T fields -E separator=' ' -e frame.time_epoch -e $ipf.src -e $ipf.dst \
+    -e udp.srcport -e udp.dstport -e udp.length -e udp.payload 2>"$work/tshark.err" > "$work/fields" \
+    || fail "tshark -r $f failed: $(cat "$work/tshark.err")"
+  local got; got=$(wc -l < "$work/fields")
+  [ "$got" -eq "$n" ] || fail "tshark read $got frames from $f, expected $n"
+  local udp; udp=$(tshark -r "$f" -Y udp 2>/dev/null | wc -l)
+  [ "$udp" -eq "$n" ] || fail "tshark decoded $udp UDP frames, expected $n"
+  local td; td=$(tcpdump -nn -r "$f" 2>/dev/null | grep -c " UDP, length $size$")
+  [ "$td" -eq "$n" ] || fail "tcpdump -r read $td UDP frames of length $size, expected $n"
+  # Addresses, ports, length, payload (the sequence number tx puts first) per frame.
+  local i=0 prev_n=0 sport=""
+  while read -r ts s d sp dp len payload; do
+    [ "$s" = "$src" ] || fail "frame $i: source $s, expected $src"
+    [ "$d" = "$dst" ] || fail "frame $i: destination $d, expected $dst"
+    [ "$dp" = "$dport" ] || fail "frame $i: destination port $dp, expected $dport"
+    [ -n "$sport" ] || sport=$sp
+    [ "$sp" = "$sport" ] && [ "$sp" -gt 0 ] || fail "frame $i: source port $sp"
+    [ "$len" -eq $((size + 8)) ] || fail "frame $i: UDP length $len, expected $((size + 8))"
+    if [ "$size" -ge 8 ]; then
+      [ "${payload:0:16}" = "$(le_hex $i)" ] || fail "frame $i: payload starts ${payload:0:16}, expected seq $i"
+    fi
+    # Nanosecond digits, never backwards, inside the run.
+    [[ $ts =~ ^([0-9]+)\.([0-9]{9})$ ]] || fail "frame $i: time $ts lacks nanosecond digits"
+    local sec=${BASH_REMATCH[1]} nsec=$((10#${BASH_REMATCH[2]}))
+    local t=$((sec * 1000000000 + nsec))
+    [ "$t" -ge "$prev_n" ] || fail "frame $i: time $ts goes backwards"
+    [ "$t" -ge "$t0" ] && [ "$t" -le "$t1" ] || fail "frame $i: time $t outside the run [$t0, $t1]"
+    prev_n=$t
+    i=$((i + 1))
+  done < "$work/fields"
+}
+
+# exchange NS_RX NS_TX LISTEN TO SRC DST FILE N SIZE [RX OPTIONS...]: rx writes, tx sends.
+exchange() {
+  local nsr=$1 nst=$2 listen=$3 to=$4 src=$5 dst=$6 f=$7 n=$8 size=$9
+  shift 9
+  local t0 t1
+  t0=$(date +%s%N)
+  in_ns "$nsr" "$tool" rx --listen "$listen" --count "$n" --write "$f" --duration 20 "$@" \
+    2> "$work/rx.err" &
+  local pid=$!
+  wait_bound "$nsr" "$port"
+  in_ns "$nst" "$tool" tx --to "$to" --count "$n" --rate 20000 --size "$size" > "$work/tx.out" \
+    || fail "tx failed: $(cat "$work/tx.out")"
+  wait $pid || fail "rx exited $?: $(cat "$work/rx.err")"
+  t1=$(date +%s%N)
+  grep -q "packets $n .*drops 0 " "$work/rx.err" || fail "rx stats: $(cat "$work/rx.err")"
+  verify "$f" "$n" "$src" "$dst" "$port" "$size" "$t0" "$t1"
+}
+
+netns_up() {
+  [ "$(id -u)" -eq 0 ] || skip "network namespaces need root"
+  ns_a=fts-a-$$ ns_b=fts-b-$$
+  ip netns add "$ns_a" 2>/dev/null || { ns_a="" ns_b=""; skip "ip netns add failed (no netns support here)"; }
+  ip netns add "$ns_b" || fail "ip netns add $ns_b"
+  ip link add fva$$ netns "$ns_a" type veth peer name fvb$$ netns "$ns_b" || fail "veth"
+  ip -n "$ns_a" link set lo up; ip -n "$ns_b" link set lo up
+  ip -n "$ns_a" addr add 10.77.0.1/24 dev fva$$
+  ip -n "$ns_b" addr add 10.77.0.2/24 dev fvb$$
+  ip -n "$ns_a" addr add fd77::1/64 dev fva$$ nodad
+  ip -n "$ns_b" addr add fd77::2/64 dev fvb$$ nodad
+  ip -n "$ns_a" link set fva$$ up; ip -n "$ns_b" link set fvb$$ up
+  for _ in $(seq 100); do
+    ip -n "$ns_a" link show fva$$ | grep -q LOWER_UP && ip -n "$ns_b" link show fvb$$ | grep -q LOWER_UP && return 0
+    sleep 0.05
+  done
+  fail "veth pair does not come up"
+}
+
+need tshark; need tcpdump; need ss
+[ -x "$tool" ] || fail "no tool at $tool"
+n=500
+
+case $case in
+  lo4-pcap)   exchange "" "" 127.0.0.1:$port 127.0.0.1:$port 127.0.0.1 127.0.0.1 "$work/a.pcap" $n 64;;
+  lo4-pcapng) exchange "" "" 127.0.0.1:$port 127.0.0.1:$port 127.0.0.1 127.0.0.1 "$work/a.pcapng" $n 64;;
+  lo6-pcap)   exchange "" "" "[::1]:$port" "[::1]:$port" ::1 ::1 "$work/a.pcap" $n 100;;
+  lo6-pcapng) exchange "" "" "[::1]:$port" "[::1]:$port" ::1 ::1 "$work/a.pcapng" $n 100;;
+  netns4)
+    netns_up
+    exchange "$ns_b" "$ns_a" 10.77.0.2:$port 10.77.0.2:$port 10.77.0.1 10.77.0.2 "$work/a.pcap" 2000 200
+    exchange "$ns_b" "$ns_a" 0.0.0.0:$port 10.77.0.2:$port 10.77.0.1 10.77.0.2 "$work/b.pcapng" 2000 200 --force;;
+  netns6)
+    netns_up
+    exchange "$ns_b" "$ns_a" "[fd77::2]:$port" "[fd77::2]:$port" fd77::1 fd77::2 "$work/a.pcapng" 2000 200
+    exchange "$ns_b" "$ns_a" "[::]:$port" "[fd77::2]:$port" fd77::1 fd77::2 "$work/b.pcap" 2000 200;;
+  stamp-modes)
+    for m in clock kernel; do
+      exchange "" "" 127.0.0.1:$port 127.0.0.1:$port 127.0.0.1 127.0.0.1 "$work/$m.pcap" 200 32 --stamp $m
+    done
+    # --stamp none: records without times (0), still all there.
+    "$tool" rx --listen 127.0.0.1:$port --count 50 --write "$work/none.pcap" --stamp none 2>"$work/rx.err" &
+    pid=$!; wait_bound "" $port
+    "$tool" tx --to 127.0.0.1:$port --count 50 >/dev/null; wait $pid || fail "rx --stamp none"
+    [ "$(tshark -r "$work/none.pcap" -T fields -e frame.time_epoch 2>/dev/null | grep -c '^0\.000000000$')" -eq 50 ] \
+      || fail "--stamp none should write zero times";;
+  sizes)
+    # Zero-length and the largest IPv4 datagram; the payload must survive whole.
+    exchange "" "" 127.0.0.1:$port 127.0.0.1:$port 127.0.0.1 127.0.0.1 "$work/z.pcap" 20 0
+    exchange "" "" 127.0.0.1:$port 127.0.0.1:$port 127.0.0.1 127.0.0.1 "$work/m.pcapng" 20 65507
+    caplens=$(tshark -r "$work/m.pcapng" -T fields -e frame.cap_len -e frame.len 2>/dev/null | sort -u)
+    [ "$caplens" = "$(printf '65535\t65535')" ] || fail "65507-byte datagrams recorded as '$caplens'"
+    tshark -r "$work/m.pcapng" -o udp.check_checksum:TRUE -o ip.check_checksum:TRUE \
+      -T fields -e ip.checksum.status -e udp.checksum.status 2>/dev/null | sort -u > "$work/cs"
+    [ "$(cat "$work/cs")" = "$(printf '1\t1')" ] || fail "checksums not valid: $(cat "$work/cs")"
+    # --snaplen: records cut, original length kept.
+    exchange "" "" 127.0.0.1:$port 127.0.0.1:$port 127.0.0.1 127.0.0.1 "$work/s.pcap" 20 1000 --snaplen 100
+    lens=$(tshark -r "$work/s.pcap" -T fields -e frame.cap_len -e frame.len 2>/dev/null | sort -u)
+    [ "$lens" = "$(printf '100\t1028')" ] || fail "--snaplen 100 gave '$lens'";;
+  bad-input)
+    for a in 1.2.3:80 "[::1]80" ::1:80 127.0.0.1:99999 127.0.0.1: foo:1 "[::1]:" "" 127.0.0.1:-1; do
+      "$tool" rx --listen "$a" --count 1 > /dev/null 2> "$work/err"; rc=$?
+      [ $rc -eq 2 ] || fail "rx --listen '$a' exited $rc, expected 2"
+      grep -q "bad address" "$work/err" || fail "no clear message for '$a': $(cat "$work/err")"
+      "$tool" tx --to "$a" --count 1 > /dev/null 2>&1; rc=$?
+      [ $rc -eq 2 ] || fail "tx --to '$a' exited $rc, expected 2"
+    done
+    for args in "--count 0" "--batch 0" "--batch 5000" "--stamp slow" "--snaplen 0" "--bogus" "--count"; do
+      # shellcheck disable=SC2086
+      "$tool" rx --listen 127.0.0.1:$port $args > /dev/null 2>&1; rc=$?
+      [ $rc -eq 2 ] || fail "rx $args exited $rc, expected 2"
+    done
+    "$tool" tx --to 127.0.0.1:$port --size 65508 > /dev/null 2>&1; rc=$?
+    [ $rc -eq 2 ] || fail "tx --size 65508 over IPv4 exited $rc, expected 2"
+    "$tool" rx --listen 127.0.0.1:$port --both --write "$work/x.pcap" > /dev/null 2>&1; rc=$?
+    [ $rc -eq 2 ] || fail "--both with classic pcap exited $rc, expected 2";;
+  port-in-use)
+    "$tool" rx --listen 127.0.0.1:$port --duration 5 --stats 2>/dev/null & pid=$!
+    wait_bound "" $port
+    "$tool" rx --listen 127.0.0.1:$port --count 1 --write "$work/x.pcap" 2> "$work/err"; rc=$?
+    kill -INT $pid; wait $pid
+    [ $rc -eq 1 ] || fail "second rx on a busy port exited $rc, expected 1"
+    grep -q "in use" "$work/err" || fail "no clear message: $(cat "$work/err")"
+    [ ! -e "$work/x.pcap" ] || fail "a file was created although the port was busy";;
+  unwritable)
+    "$tool" rx --listen 127.0.0.1:$port --count 1 --write /nonexistent-dir/x.pcap 2> "$work/err"; rc=$?
+    [ $rc -eq 1 ] && grep -q "cannot write /nonexistent-dir/x.pcap" "$work/err" \
+      || fail "unwritable path: exit $rc, $(cat "$work/err")"
+    "$tool" rx --listen 127.0.0.1:$port --count 1 --write /dev/full --force 2> "$work/err"; rc=$?
+    [ $rc -eq 1 ] && grep -q "No space left" "$work/err" || fail "/dev/full: exit $rc, $(cat "$work/err")"
+    # An existing file is refused unless --force.
+    echo keep > "$work/old.pcap"
+    "$tool" rx --listen 127.0.0.1:$port --count 1 --write "$work/old.pcap" 2> "$work/err"; rc=$?
+    [ $rc -eq 1 ] && grep -q -- "--force" "$work/err" || fail "existing file: exit $rc, $(cat "$work/err")"
+    [ "$(cat "$work/old.pcap")" = keep ] || fail "existing file was changed"
+    exchange "" "" 127.0.0.1:$port 127.0.0.1:$port 127.0.0.1 127.0.0.1 "$work/old.pcap" 10 64 --force;;
+  full-disk)
+    [ "$(id -u)" -eq 0 ] || skip "mounting a small tmpfs needs root"
+    mkdir -p "$work/mnt"
+    mount -t tmpfs -o size=256k tmpfs "$work/mnt" 2>/dev/null || skip "cannot mount tmpfs"
+    mnt=$work/mnt
+    "$tool" rx --listen 127.0.0.1:$port --count 2000 --write "$mnt/x.pcapng" --duration 20 2> "$work/err" & pid=$!
+    wait_bound "" $port
+    "$tool" tx --to 127.0.0.1:$port --count 2000 --size 1000 --rate 20000 >/dev/null
+    wait $pid; rc=$?
+    [ $rc -eq 1 ] || fail "full disk: rx exited $rc, expected 1: $(cat "$work/err")"
+    grep -q "No space left" "$work/err" || fail "full disk: no clear message: $(cat "$work/err")"
+    got=$(tshark -r "$mnt/x.pcapng" 2>"$work/tshark.err" | wc -l)
+    [ -s "$work/tshark.err" ] && grep -qiv "running as user" "$work/tshark.err" && \
+      fail "file on the full disk is not readable: $(cat "$work/tshark.err")"
+    [ "$got" -gt 0 ] && [ "$got" -lt 2000 ] || fail "full disk: $got records readable"
+    tcpdump -r "$mnt/x.pcapng" >/dev/null 2>&1 || fail "tcpdump cannot read the file on the full disk";;
+  ring-burst)
+    # A burst far larger than a 2-slot ring: every datagram is written or counted.
+    "$tool" rx --listen 127.0.0.1:$port --ring 2 --write "$work/r.pcap" --duration 3 2> "$work/err" & pid=$!
+    wait_bound "" $port
+    "$tool" tx --to 127.0.0.1:$port --count 20000 > "$work/tx.out" || fail "tx"
+    wait $pid || fail "rx exited $?: $(cat "$work/err")"
+    read -r pk wr sd rd < <(sed -nE 's/.*packets ([0-9]+) bytes [0-9]+ written ([0-9]+) drops [0-9]+ \(socket ([0-9]+), ring ([0-9]+)\).*/\1 \2 \3 \4/p' "$work/err")
+    [ -n "${rd:-}" ] || fail "no stats line: $(cat "$work/err")"
+    recs=$(tcpdump -r "$work/r.pcap" 2>/dev/null | wc -l)
+    [ "$recs" -eq "$wr" ] || fail "file holds $recs records, rx says it wrote $wr"
+    [ $((wr + rd)) -eq "$pk" ] || fail "written $wr + ring drops $rd != received $pk"
+    [ $((pk + sd)) -eq 20000 ] || fail "received $pk + socket drops $sd != 20000 sent"
+    [ "$rd" -gt 0 ] || fail "a 2-slot ring took a 20000-datagram burst without overflowing";;
+  signal-stdout)
+    # SIGINT ends a run without --count; the file is complete. '-' writes to stdout.
+    "$tool" rx --listen 127.0.0.1:$port --write "$work/s.pcapng" 2> "$work/err" & pid=$!
+    wait_bound "" $port
+    "$tool" tx --to 127.0.0.1:$port --count 30 >/dev/null
+    sleep 0.3; kill -INT $pid; wait $pid || fail "rx after SIGINT exited $?"
+    [ "$(tshark -r "$work/s.pcapng" 2>/dev/null | wc -l)" -eq 30 ] || fail "SIGINT: not 30 records"
+    "$tool" rx --listen 127.0.0.1:$port --count 30 --write - > "$work/o.pcap" 2> "$work/err" & pid=$!
+    wait_bound "" $port
+    "$tool" tx --to 127.0.0.1:$port --count 30 >/dev/null
+    wait $pid || fail "rx --write - exited $?"
+    [ "$(tcpdump -r - < "$work/o.pcap" 2>/dev/null | wc -l)" -eq 30 ] || fail "stdout: not 30 records"
+    # SIGTERM too, with --stats and nothing to write: no stamps, counts only.
+    "$tool" rx --listen 127.0.0.1:$port --stats 2> "$work/err" & pid=$!
+    wait_bound "" $port
+    "$tool" tx --to 127.0.0.1:$port --count 40 >/dev/null
+    sleep 1.3; kill -TERM $pid; wait $pid || fail "rx --stats after SIGTERM exited $?"
+    tail -n 1 "$work/err" | grep -q "packets 40 bytes 2560 written 0 drops 0" || fail "stats: $(cat "$work/err")"
+    grep -c "packets/s" "$work/err" | grep -qv '^1$' || fail "no per-second stats: $(cat "$work/err")";;
+  both)
+    exchange "" "" 127.0.0.1:$port 127.0.0.1:$port 127.0.0.1 127.0.0.1 "$work/b.pcapng" 100 64 --both
+    c=$(tshark -r "$work/b.pcapng" -T fields -e frame.comment 2>/dev/null | grep -cE '^kernel_ns=[0-9]{19} fast_minus_kernel_ns=-?[0-9]+$')
+    [ "$c" -eq 100 ] || fail "$c of 100 records carry the kernel stamp"
+    # Printed lines (no --write) carry both too.
+    "$tool" rx --listen 127.0.0.1:$port --count 5 --both > "$work/lines" 2>/dev/null & pid=$!
+    wait_bound "" $port
+    "$tool" tx --to 127.0.0.1:$port --count 5 >/dev/null; wait $pid
+    [ "$(grep -cE '^[0-9]+\.[0-9]{9} 127\.0\.0\.1:[0-9]+ -> 127\.0\.0\.1:'$port' len 64 kernel [0-9]+\.[0-9]{9} fast-kernel [-+][0-9]+ ns$' "$work/lines")" -eq 5 ] \
+      || fail "printed lines: $(cat "$work/lines")";;
+  duration-empty)
+    "$tool" rx --listen "[::1]:$port" --duration 0.3 --write "$work/e.pcapng" 2>"$work/err" || fail "exit $?"
+    tshark -r "$work/e.pcapng" >/dev/null 2>&1 || fail "empty capture not readable"
+    grep -q "packets 0 " "$work/err" || fail "stats: $(cat "$work/err")";;
+  bench-veth)
+    # Not a test: how fast rx keeps up over the veth pair. Prints, asserts nothing.
+    netns_up
+    rate=${FTS_BENCH_RATE:-200000} count=${FTS_BENCH_COUNT:-1000000}
+    ip netns exec "$ns_b" "$tool" rx --listen 10.77.0.2:$port --count $count --duration 30 \
+      --write "$work/bench.pcap" --snaplen 128 ${FTS_BENCH_RX_OPTS:-} & pid=$!
+    wait_bound "$ns_b" $port
+    ip netns exec "$ns_a" "$tool" tx --to 10.77.0.2:$port --count $count --rate $rate --size 64
+    wait $pid;;
+  *) fail "unknown case";;
+esac
+echo "PASS [$case]"

@@ -1,0 +1,312 @@
+/* faststamp rx - receive UDP datagrams, stamp each one, write pcap or pcapng.
+ *
+ * Also the comparison of stamping modes on the same traffic (--compare): a sender
+ * thread feeds loopback while the receiver runs in each mode in turn, and the receive
+ * thread's CPU time per packet is set side by side.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pkt.h"
+#include "tool.h"
+
+static const char usage[] =
+	"usage: faststamp rx --listen ADDR:PORT [--count N] [--duration S] [--write FILE]\n"
+	"                    [--snaplen N] [--force] [--stamp fast|clock|kernel|none] [--both]\n"
+	"                    [--stats] [--batch N] [--ring N] [--rcvbuf BYTES]\n"
+	"       faststamp rx --compare [--listen ADDR:PORT] [--count N] [--chunk N]\n"
+	"                    [--size BYTES] [--rounds N]\n"
+	"  Receive UDP datagrams on ADDR:PORT ([v6]:PORT for IPv6) until N datagrams,\n"
+	"  S seconds, or SIGINT/SIGTERM. Each datagram is stamped as it leaves the recvmmsg\n"
+	"  batch; stamps are converted only when records are written or printed.\n"
+	"  --write FILE   records to FILE: pcapng if it ends in .pcapng, else pcap with\n"
+	"                 nanosecond stamps; '-' is stdout. Without --write (and without\n"
+	"                 --stats) one line per datagram is printed.\n"
+	"  --snaplen N    bytes kept per record, headers included (default 262144)\n"
+	"  --force        overwrite an existing FILE\n"
+	"  --stamp MODE   fast: a counter read per datagram (default); clock: clock_gettime;\n"
+	"                 kernel: the kernel's receive stamp (SO_TIMESTAMPNS); none\n"
+	"  --both         fast stamps with the kernel's beside them (pcapng comment, or in\n"
+	"                 the printed lines)\n"
+	"  --stats        packets, bytes, drops and packets/s every second; without --write\n"
+	"                 no stamps are taken at all\n"
+	"  --batch N      datagrams per recvmmsg, 1..1024 (default 64)\n"
+	"  --ring N       datagrams waiting to be written, 1..16777216 (default 4096);\n"
+	"                 with the ring full, datagrams are dropped and counted\n"
+	"  --rcvbuf BYTES socket receive buffer (default 8 MiB)\n"
+	"  --compare      receive the same loopback traffic from an own sender in each mode\n"
+	"                 (none, fast, clock, kernel) and print packets/s and the receive\n"
+	"                 thread's CPU ns/packet. The sender queues a chunk, then the\n"
+	"                 receiver empties the socket (defaults: 127.0.0.1:0, 200000\n"
+	"                 datagrams, chunks of 20000, 64 bytes, 3 rounds)\n"
+	"Stats go to stderr at exit. Exit 0 when done, 1 on a fault (port in use, write\n"
+	"failure: what was written stays readable), 2 on a usage error.\n";
+
+static volatile int rx_stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	rx_stop = 1;
+}
+
+static const char *const mode_names[] = { "none", "fast", "clock", "kernel" };
+
+static int parse_mode(const char *s, enum fts_pkt_stamp *m)
+{
+	for (int i = 0; i < 4; i++)
+		if (!strcmp(s, mode_names[i])) {
+			*m = (enum fts_pkt_stamp)i;
+			return 0;
+		}
+	return -1;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* ---- --compare ----------------------------------------------------------------- */
+
+struct result {
+	double cpu_ns, pps, convert_ns;
+	uint64_t packets, drops;
+};
+
+/* One mode: the sender fills the socket with a chunk, then the receiver empties it, so
+ * every mode sees the same full batches and only the receive thread's CPU is counted. */
+static int compare_one(const struct sockaddr_storage *ls, socklen_t ll, enum fts_pkt_stamp m,
+		       uint64_t count, uint64_t chunk, uint32_t size, struct result *res)
+{
+	struct sockaddr_storage to;
+	socklen_t tol = sizeof(to);
+	struct fts_pkt_stats st;
+	struct fts_pkt_tx_stats ts;
+	int64_t cpu = 0, conv = 0, rx_ns = 0;
+	uint64_t written = 0;
+	char err[256];
+	int fd = fts_pkt_rx_socket(ls, ll, m, 0, 256 << 20, err, sizeof(err));
+
+	if (fd < 0) {
+		fprintf(stderr, "faststamp rx: %s\n", err);
+		return -1;
+	}
+	getsockname(fd, (struct sockaddr *)&to, &tol);
+	memset(res, 0, sizeof(*res));
+	for (uint64_t done = 0; done < count && !rx_stop; done += chunk) {
+		uint64_t n = count - done < chunk ? count - done : chunk;
+		struct fts_pkt_tx_opts t = { .to = &to, .to_len = tol, .count = n, .size = size,
+					     .batch = 64, .stop = &rx_stop };
+		/* The ring is used in every mode, without payload: only the stamp differs. */
+		struct fts_pkt_rx_opts o = { .fd = fd, .count = n, .batch = 64, .ring_slots = 65536,
+					     .stamp = m, .keep = 1, .stop_when_idle = 1,
+					     .stop = &rx_stop };
+		if (fts_pkt_tx_run(&t, &ts, err, sizeof(err)) ||
+		    fts_pkt_rx_run(&o, &st, err, sizeof(err))) {
+			fprintf(stderr, "faststamp rx: %s\n", err);
+			close(fd);
+			return -1;
+		}
+		res->packets += st.packets;
+		res->drops += st.sock_drops + st.ring_drops + (n - st.packets);
+		cpu += st.cpu_ns;
+		conv += st.convert_ns;
+		written += st.written;
+		rx_ns += st.end_ns - st.start_ns;
+	}
+	close(fd);
+	res->cpu_ns = res->packets ? (double)cpu / (double)res->packets : 0;
+	res->pps = rx_ns > 0 ? (double)res->packets * 1e9 / (double)rx_ns : 0;
+	res->convert_ns = written ? (double)conv / (double)written : 0;
+	return 0;
+}
+
+static int run_compare(const struct sockaddr_storage *ls, socklen_t ll, uint64_t count,
+		       uint64_t chunk, uint32_t size, uint64_t rounds)
+{
+	double cpu[4][16], pps[4][16], conv[16];
+	uint64_t pk[4] = { 0 }, dr[4] = { 0 };
+	struct result r;
+
+	printf("each mode receives %llu datagrams of %u bytes from an own sender on loopback,\n"
+	       "in chunks of %llu queued first, modes interleaved, %llu rounds; medians:\n",
+	       (unsigned long long)count, size, (unsigned long long)chunk,
+	       (unsigned long long)rounds);
+	for (uint64_t k = 0; k < rounds; k++) {
+		for (int m = 0; m < 4; m++) {
+			if (rx_stop)
+				return 1;
+			if (compare_one(ls, ll, (enum fts_pkt_stamp)m, count, chunk, size, &r))
+				return 1;
+			cpu[m][k] = r.cpu_ns;
+			pps[m][k] = r.pps;
+			pk[m] += r.packets;
+			dr[m] += r.drops;
+			if (m == FTS_PKT_STAMP_FAST)
+				conv[k] = r.convert_ns;
+		}
+	}
+	double base = fts_tool_quantile_d(cpu[0], rounds, 0.5);
+	printf("  %-7s %12s %14s %12s %16s %10s\n", "stamp", "packets/s", "CPU ns/packet",
+	       "vs none", "stamp share", "drops");
+	for (int m = 0; m < 4; m++) {
+		double c = fts_tool_quantile_d(cpu[m], rounds, 0.5);
+		double p = fts_tool_quantile_d(pps[m], rounds, 0.5);
+		printf("  %-7s %12.0f %14.1f %+11.1f%% %15.1f%% %10llu\n", mode_names[m], p, c,
+		       base > 0 ? 100.0 * (c - base) / base : 0.0,
+		       c > 0 && m ? 100.0 * (c - base) / c : 0.0, (unsigned long long)dr[m]);
+	}
+	printf("  fast stamps converted by the reader: %.1f ns/packet, off the receive thread\n",
+	       fts_tool_quantile_d(conv, rounds, 0.5));
+	printf("  (CPU: the receive thread's getrusage; stamp share: (mode - none) / mode)\n");
+	(void)pk;
+	return 0;
+}
+
+/* ---- rx ------------------------------------------------------------------------ */
+
+int fts_tool_rx(int argc, char **argv)
+{
+	struct sockaddr_storage ls;
+	socklen_t ll = 0;
+	uint64_t count = 0, snaplen = 262144, batch = 64, ring = 4096, rcvbuf = 8 << 20;
+	uint64_t rounds = 3, size = 64, chunk = 20000;
+	double duration = 0;
+	const char *path = NULL;
+	int force = 0, both = 0, stats = 0, compare = 0, stamp_given = 0;
+	enum fts_pkt_stamp stamp = FTS_PKT_STAMP_FAST;
+	char err[512];
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int more = i + 1 < argc;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(a, "--listen") && more) {
+			if (fts_pkt_parse_addr(argv[++i], &ls, &ll))
+				return fts_tool_usage_error("rx", usage, "bad address '%s' (ADDR:PORT or [V6]:PORT)", argv[i]);
+		} else if (!strcmp(a, "--count") && more) {
+			if (fts_tool_parse_u64(argv[++i], 1, UINT64_MAX / 2, &count))
+				return fts_tool_usage_error("rx", usage, "bad --count '%s'", argv[i]);
+		} else if (!strcmp(a, "--duration") && more) {
+			if (fts_tool_parse_double(argv[++i], 0.001, 1e7, &duration))
+				return fts_tool_usage_error("rx", usage, "bad --duration '%s'", argv[i]);
+		} else if (!strcmp(a, "--write") && more) {
+			path = argv[++i];
+			if (!*path)
+				return fts_tool_usage_error("rx", usage, "%s", "--write needs a file name");
+		} else if (!strcmp(a, "--snaplen") && more) {
+			if (fts_tool_parse_u64(argv[++i], 1, 262144, &snaplen))
+				return fts_tool_usage_error("rx", usage, "bad --snaplen '%s' (1..262144)", argv[i]);
+		} else if (!strcmp(a, "--batch") && more) {
+			if (fts_tool_parse_u64(argv[++i], 1, 1024, &batch))
+				return fts_tool_usage_error("rx", usage, "bad --batch '%s' (1..1024)", argv[i]);
+		} else if (!strcmp(a, "--ring") && more) {
+			if (fts_tool_parse_u64(argv[++i], 1, 1u << 24, &ring))
+				return fts_tool_usage_error("rx", usage, "bad --ring '%s' (1..16777216)", argv[i]);
+		} else if (!strcmp(a, "--rcvbuf") && more) {
+			if (fts_tool_parse_u64(argv[++i], 0, 1u << 30, &rcvbuf))
+				return fts_tool_usage_error("rx", usage, "bad --rcvbuf '%s'", argv[i]);
+		} else if (!strcmp(a, "--stamp") && more) {
+			if (parse_mode(argv[++i], &stamp))
+				return fts_tool_usage_error("rx", usage, "bad --stamp '%s' (fast, clock, kernel, none)", argv[i]);
+			stamp_given = 1;
+		} else if (!strcmp(a, "--chunk") && more) {
+			if (fts_tool_parse_u64(argv[++i], 1, 1000000, &chunk))
+				return fts_tool_usage_error("rx", usage, "bad --chunk '%s' (1..1000000)", argv[i]);
+		} else if (!strcmp(a, "--size") && more) {
+			if (fts_tool_parse_u64(argv[++i], 0, 65507, &size))
+				return fts_tool_usage_error("rx", usage, "bad --size '%s' (0..65507)", argv[i]);
+		} else if (!strcmp(a, "--rounds") && more) {
+			if (fts_tool_parse_u64(argv[++i], 1, 16, &rounds))
+				return fts_tool_usage_error("rx", usage, "bad --rounds '%s' (1..16)", argv[i]);
+		} else if (!strcmp(a, "--force")) {
+			force = 1;
+		} else if (!strcmp(a, "--both")) {
+			both = 1;
+		} else if (!strcmp(a, "--stats")) {
+			stats = 1;
+		} else if (!strcmp(a, "--compare")) {
+			compare = 1;
+		} else {
+			return fts_tool_usage_error("rx", usage, "unknown or incomplete option '%s'", a);
+		}
+	}
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;   /* no SA_RESTART: recvmmsg returns EINTR */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	if (compare) {
+		if (!ll)
+			fts_pkt_parse_addr("127.0.0.1:0", &ls, &ll);
+		return run_compare(&ls, ll, count ? count : 200000, chunk, (uint32_t)size, rounds);
+	}
+	if (!ll)
+		return fts_tool_usage_error("rx", usage, "%s", "--listen ADDR:PORT is required");
+	if (both && stamp != FTS_PKT_STAMP_FAST)
+		return fts_tool_usage_error("rx", usage, "%s", "--both goes with --stamp fast");
+	if (both && path && !ends_with(path, ".pcapng"))
+		return fts_tool_usage_error("rx", usage, "%s", "--both needs a .pcapng file (or no --write)");
+	if (stats && !path) {
+		/* Nothing needs times: take none. */
+		if (stamp_given && stamp != FTS_PKT_STAMP_NONE)
+			fprintf(stderr, "faststamp rx: --stats without --write takes no stamps\n");
+		stamp = FTS_PKT_STAMP_NONE;
+		both = 0;
+	}
+
+	int fd = fts_pkt_rx_socket(&ls, ll, stamp, both, (int)rcvbuf, err, sizeof(err));
+	if (fd < 0) {
+		fprintf(stderr, "faststamp rx: %s\n", err);
+		return 1;
+	}
+	struct fts_pkt_file *file = NULL;
+	if (path) {
+		enum fts_pkt_format fmt = ends_with(path, ".pcapng") ? FTS_PKT_PCAPNG : FTS_PKT_PCAP;
+		file = fts_pkt_file_open(path, fmt, (uint32_t)snaplen, force);
+		if (!file) {
+			int e = errno;
+			fprintf(stderr, "faststamp rx: cannot write %s: %s%s\n", path, strerror(e),
+				e == EEXIST ? " (use --force to overwrite)" : "");
+			close(fd);
+			return 1;
+		}
+	}
+	struct fts_pkt_rx_opts o = {
+		.fd = fd, .count = count, .duration = duration, .batch = (uint32_t)batch,
+		.ring_slots = (uint32_t)ring,
+		/* A slot needs the payload part of a record at most. */
+		.snaplen = snaplen > 65536 ? 65536 : (uint32_t)snaplen,
+		.stamp = stamp, .both = both, .stats_every = stats,
+		.keep = path || !stats, .file = file, .out = (!path && !stats) ? stdout : NULL,
+		.stop = &rx_stop,
+	};
+	struct fts_pkt_stats st;
+	int rc = fts_pkt_rx_run(&o, &st, err, sizeof(err));
+	fts_pkt_stats_print(stderr, "rx: ", &st, -1);
+	if (file) {
+		uint64_t recs = fts_pkt_file_records(file);
+		if (fts_pkt_file_close(file) && !rc) {
+			snprintf(err, sizeof(err), "write failed: %s", strerror(errno));
+			rc = -1;
+		}
+		if (rc)
+			fprintf(stderr, "faststamp rx: %s: %s; the file keeps the records written "
+				"before the failure\n", path, err);
+		(void)recs;
+	} else if (rc) {
+		fprintf(stderr, "faststamp rx: %s\n", err);
+	}
+	close(fd);
+	return rc ? 1 : 0;
+}
