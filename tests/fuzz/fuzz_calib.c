@@ -275,7 +275,7 @@ static void run_arbitrary(struct fts_calib *c, size_t cap, struct in *in, const 
 			uint64_t o = 0, n = 0, off = take(in, 8);
 			if (fts_calib_range(c, &o, &n) == 0) {
 				switch (take(in, 1) % 3) {
-				case 0: x = o + off % (n - o + 1); break;
+				case 0: x = o + (n - o == UINT64_MAX ? off : off % (n - o + 1)); break;
 				case 1: x = o - off % 4096; break;
 				default: x = n + off % 4096; break;
 				}
@@ -372,7 +372,7 @@ static void probe_range(const struct fts_calib *c, size_t n, uint64_t sel)
 		return;
 	check_covers(c, n, o);
 	check_covers(c, n, nw);
-	check_covers(c, n, o + (sel % (nw - o + 1)));
+	check_covers(c, n, o + (nw - o == UINT64_MAX ? sel : sel % (nw - o + 1)));
 }
 
 static void run_consistent(struct fts_calib *c, size_t cap, struct in *in, int steps,
@@ -414,7 +414,7 @@ static void run_consistent(struct fts_calib *c, size_t cap, struct in *in, int s
 				return;
 			nt = t;
 		} else {
-			if (UINT64_MAX - m.last_after - 1 < a ||
+			if (m.last_after == UINT64_MAX || UINT64_MAX - m.last_after - 1 < a ||
 			    UINT64_MAX - (m.last_after + 1 + a) < gap)
 				return;
 			/* The reference advances at least 1 us between samples: with a
