@@ -1,1 +1,198 @@
-int main(void){return 0;}
+/* test_parsers.c - tables of inputs for the kernel-text parsers in sysfs.c. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "internal.h"
+
+static void test_parse_word(void **state)
+{
+	static const struct {
+		const char *text;
+		size_t len;
+		int rc;
+		const char *word;
+	} cases[] = {
+		{ "tsc\n", 32, 0, "tsc" },
+		{ "tsc", 32, 0, "tsc" },
+		{ "  hpet  \n", 32, 0, "hpet" },
+		{ "\t\r\v\fkvm-clock\r\n", 32, 0, "kvm-clock" },
+		{ "arch_sys_counter riscv\n", 32, 0, "arch_sys_counter" },
+		{ "acpi_pm\n", 8, 0, "acpi_pm" },   /* 7 chars + NUL fit exactly */
+		{ "acpi_pm\n", 7, -EINVAL, NULL },  /* no room for the NUL */
+		{ "acpi_pm\n", 1, -EINVAL, NULL },
+		{ "x", 2, 0, "x" },
+		{ "x", 1, -EINVAL, NULL },
+		{ "", 32, -EINVAL, NULL },
+		{ "\n", 32, -EINVAL, NULL },
+		{ " \t \r\n ", 32, -EINVAL, NULL },
+		{ "a\0b", 32, 0, "a" },             /* the text ends at its NUL */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char out[64];
+		memset(out, '#', sizeof(out));
+		int rc = fts__parse_word(cases[i].text, out, cases[i].len);
+		if (rc != cases[i].rc)
+			fail_msg("case %zu \"%s\" len %zu: rc %d, want %d", i, cases[i].text,
+				 cases[i].len, rc, cases[i].rc);
+		if (rc == 0) {
+			assert_string_equal(out, cases[i].word);
+			/* Nothing written past the NUL. */
+			assert_int_equal(out[strlen(out) + 1], '#');
+		} else {
+			assert_int_equal(out[0], '#');
+		}
+	}
+	{
+		char out[8];
+		assert_int_equal(fts__parse_word(NULL, out, sizeof(out)), -EINVAL);
+		assert_int_equal(fts__parse_word("tsc", NULL, 8), -EINVAL);
+		assert_int_equal(fts__parse_word("tsc", out, 0), -EINVAL);
+	}
+}
+
+#define CPUINFO_X86                                                                     \
+	"processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)\n"  \
+	"flags\t\t: fpu vme tsc msr constant_tsc nonstop_tsc tsc_known_freq rdtscp lm\n" \
+	"bugs\t\t: spectre_v1\n\nprocessor\t: 1\nflags\t\t: fpu invtsc_cpu1_only\n"
+
+static void test_cpuinfo_has_flag(void **state)
+{
+	static const struct {
+		const char *text, *flag;
+		int want;
+	} cases[] = {
+		{ CPUINFO_X86, "constant_tsc", 1 },
+		{ CPUINFO_X86, "nonstop_tsc", 1 },
+		{ CPUINFO_X86, "tsc_known_freq", 1 },
+		{ CPUINFO_X86, "rdtscp", 1 },
+		{ CPUINFO_X86, "fpu", 1 },            /* first word */
+		{ CPUINFO_X86, "lm", 1 },             /* last word, before the newline */
+		{ CPUINFO_X86, "tsc", 1 },
+		{ CPUINFO_X86, "constant", 0 },       /* a prefix is not the flag */
+		{ CPUINFO_X86, "tsc_known", 0 },
+		{ CPUINFO_X86, "_tsc", 0 },           /* nor a suffix */
+		{ CPUINFO_X86, "invtsc_cpu1_only", 0 }, /* only the first flags line counts */
+		{ CPUINFO_X86, "spectre_v1", 0 },     /* another line */
+		{ CPUINFO_X86, "GenuineIntel", 0 },
+		{ CPUINFO_X86, "flags", 0 },
+		{ CPUINFO_X86, "", 0 },
+		{ "flags\t\t: a b c", "c", 1 },      /* no final newline */
+		{ "flags: a\tb\rc\n", "b", 1 },      /* any whitespace separates */
+		{ "flags tsc\n", "tsc", 0 },          /* no colon */
+		{ "flags\n", "tsc", 0 },
+		{ "Features\t: fp asimd evtstrm\n", "evtstrm", 0 }, /* arm64 has no flags line */
+		{ "", "tsc", 0 },
+		{ "\n\n\n", "tsc", 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int got = fts__cpuinfo_has_flag(cases[i].text, cases[i].flag);
+		if (got != cases[i].want)
+			fail_msg("case %zu flag \"%s\": got %d, want %d", i, cases[i].flag, got,
+				 cases[i].want);
+	}
+	assert_int_equal(fts__cpuinfo_has_flag(NULL, "tsc"), 0);
+	assert_int_equal(fts__cpuinfo_has_flag(CPUINFO_X86, NULL), 0);
+}
+
+/* A file in a fresh temporary directory, removed by the caller. */
+static void write_file(const char *path, const char *data, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, n), (ssize_t)n);
+	close(fd);
+}
+
+static void test_read_text(void **state)
+{
+	char dir[] = "/tmp/fts-parsers-XXXXXX", path[64], buf[16];
+	long r;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/f", dir);
+
+	/* Missing file: -ENOENT, buffer untouched. */
+	memset(buf, '#', sizeof(buf));
+	assert_int_equal(fts__read_text(path, buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(buf[0], '#');
+
+	/* NULL arguments and an empty buffer: -EINVAL. */
+	assert_int_equal(fts__read_text(NULL, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(fts__read_text(path, NULL, sizeof(buf)), -EINVAL);
+	assert_int_equal(fts__read_text(path, buf, 0), -EINVAL);
+
+	/* A short file, whole and NUL-terminated. */
+	write_file(path, "tsc\n", 4);
+	r = fts__read_text(path, buf, sizeof(buf));
+	assert_int_equal(r, 4);
+	assert_string_equal(buf, "tsc\n");
+
+	/* An empty file. */
+	write_file(path, "", 0);
+	memset(buf, '#', sizeof(buf));
+	assert_int_equal(fts__read_text(path, buf, sizeof(buf)), 0);
+	assert_int_equal(buf[0], '\0');
+
+	/* Longer than the buffer: truncated to len - 1 bytes and a NUL. */
+	write_file(path, "0123456789abcdefghijklmnopqrstuvwxyz", 36);
+	memset(buf, '#', sizeof(buf));
+	r = fts__read_text(path, buf, sizeof(buf));
+	assert_int_equal(r, (long)sizeof(buf) - 1);
+	assert_int_equal(buf[sizeof(buf) - 1], '\0');
+	assert_memory_equal(buf, "0123456789abcde", sizeof(buf));
+
+	/* A one-byte buffer holds only the NUL. */
+	buf[0] = '#';
+	assert_int_equal(fts__read_text(path, buf, 1), 0);
+	assert_int_equal(buf[0], '\0');
+
+	/* A directory cannot be read as text. */
+	assert_int_equal(fts__read_text(dir, buf, sizeof(buf)), -EISDIR);
+
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
+/* The kernel's own file, when there is one: what fts__clocksource returns is the
+ * first word of it. */
+static void test_clocksource_matches_file(void **state)
+{
+	const char *p = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+	char raw[128], want[32], got[32];
+	long r = fts__read_text(p, raw, sizeof(raw));
+
+	(void)state;
+	if (r < 0) {
+		printf("SKIP: %s unreadable (%s)\n", p, strerror((int)-r));
+		skip();
+	}
+	assert_int_equal(fts__parse_word(raw, want, sizeof(want)), 0);
+	assert_int_equal(fts__clocksource(got, sizeof(got)), 0);
+	assert_string_equal(got, want);
+	assert_int_equal(fts__clocksource(got, 1), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_word),
+		cmocka_unit_test(test_cpuinfo_has_flag),
+		cmocka_unit_test(test_read_text),
+		cmocka_unit_test(test_clocksource_matches_file),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
