@@ -241,7 +241,7 @@ FTS__API int fts_calib_add(struct fts_calib *c, uint64_t before, int64_t ref_ns,
 /* fts_calib_convert - reference time at counter, and its bound.
  * *ref_ns is the estimate; *err_ns >= 0 bounds it (see above). err_ns may be NULL.
  * Returns 0, or -1 with errno: EINVAL (c or ref_ns NULL), ENODATA (fewer than two
- * samples), ERANGE (the time does not fit an int64_t). Cost: ~10 ns. */
+ * samples), ERANGE (the time or its bound does not fit an int64_t). Cost: ~10 ns. */
 FTS__API int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_ns,
 			       int64_t *err_ns);
 

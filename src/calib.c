@@ -35,6 +35,11 @@
 /* Merged residuals may grow to this many times the samples' own uncertainty. */
 #define MERGE_BUDGET 8
 #define FIXED_MAX_SHIFT 62
+/* A step is judged against the median rate of this many intervals each side. */
+#define STEP_WINDOW 4
+/* A new sample changes step verdicts STEP_WINDOW intervals back, and the bands (which
+ * look one interval away) next to those. */
+#define REFRESH_BACK (STEP_WINDOW + 3)
 
 struct knot {
 	uint64_t c;      /* bracket midpoint */
@@ -43,6 +48,10 @@ struct knot {
 	int64_t emid;    /* how far merged samples after this knot lay from its line, ns */
 	uint64_t span;   /* longest original gap in the interval after it, 0 = its length */
 	int step;        /* the interval after it holds a step */
+	int final;       /* that verdict is settled: it had a full window each side */
+	/* Merged interval: the rate (and its noise) of the original intervals at its two
+	 * edges, which is what a neighbour's rate may have changed from or to. */
+	long double el, el_noise, er, er_noise;
 };
 
 struct fts_calib {
@@ -235,13 +244,22 @@ static long double slope(const struct fts_calib *c, size_t k)
 	return ((long double)b->r - (long double)a->r) / (long double)(b->c - a->c);
 }
 
-/* How far the slope of interval k may be off, from its brackets and the reference's
- * 1 ns resolution at each end. */
+static uint64_t seg_len(const struct fts_calib *c, size_t k)
+{
+	return c->knots[k + 1].c - c->knots[k].c;
+}
+
+/* How far the slope of interval k may be off: the reference reads lay somewhere in
+ * their brackets, so the true rate lies between dr / (len + w0 + w1) and
+ * dr / (len - w0 - w1), and the reference's 1 ns resolution adds 2 ns. */
 static long double slope_noise(const struct fts_calib *c, size_t k)
 {
 	const struct knot *a = &c->knots[k], *b = &c->knots[k + 1];
-	return (fabsl(slope(c, k)) * (long double)(a->w + b->w) + 2.0L) /
-	       (long double)(b->c - a->c);
+	long double len = (long double)(b->c - a->c), w = (long double)(a->w + b->w);
+
+	if (len <= w)   /* the brackets overlap: the rate is not known from this interval */
+		return fabsl(slope(c, k)) + 2;
+	return (fabsl(slope(c, k)) * w + 2) / (len - w);
 }
 
 static int seg_is_step(const struct fts_calib *c, size_t k)
@@ -249,28 +267,65 @@ static int seg_is_step(const struct fts_calib *c, size_t k)
 	return c->knots[k].step;
 }
 
-/* A step: the rate leaves what its neighbour allows by more than any slew could. */
+/* A step: the rate disagrees with the intervals around it by more than any slew could.
+ * Only intervals whose rate is known to better than half that margin (at this
+ * interval's rate) take part. Clean
+ * means at least one of them agrees and no more disagree than agree; when none can
+ * tell, there is no step. Doubt counts as a step: its bound then covers both sides. */
 static int classify(const struct fts_calib *c, size_t k)
 {
-	long double s = slope(c, k), ref;
-	size_t nseg = c->n - 1, r;
+	size_t nseg = c->n - 1, from = k > STEP_WINDOW ? k - STEP_WINDOW : 0;
+	size_t to = k + STEP_WINDOW + 1 < nseg ? k + STEP_WINDOW + 1 : nseg;
+	long double s = slope(c, k), noise = slope_noise(c, k);
+	unsigned agree = 0, disagree = 0;
 
 	if (s <= 0)
 		return 1;
-	if (k > 0 && !seg_is_step(c, k - 1))
-		r = k - 1;
-	else if (k + 1 < nseg && slope(c, k + 1) > 0)
-		r = k + 1;
-	else
+	for (size_t j = from; j < to; j++) {
+		long double sj = slope(c, j), nj = slope_noise(c, j);
+		if (j == k)
+			continue;
+		if (fabsl(sj - s) > s * STEP_PPM * 1e-6L + noise + nj)
+			disagree++;
+		else if (nj < s * STEP_PPM * 0.5e-6L)
+			agree++;
+	}
+	if (agree + disagree == 0)
 		return 0;
-	ref = slope(c, r);
-	return fabsl(s - ref) > ref * STEP_PPM * 1e-6L + slope_noise(c, k) + slope_noise(c, r);
+	return agree == 0 || disagree > agree;
 }
 
-static void band_add(long double *lo, long double *hi, int *have, const struct fts_calib *c,
-		     size_t k)
+/* The rate of interval k at its edge on side dir (-1 left, +1 right), and its noise. */
+static void edge_rate(const struct fts_calib *c, size_t k, int dir, long double *r,
+		      long double *noise)
 {
-	long double s = slope(c, k), e = slope_noise(c, k);
+	const struct knot *a = &c->knots[k];
+
+	if (!a->span) {
+		*r = slope(c, k);
+		*noise = slope_noise(c, k);
+	} else if (dir < 0) {
+		*r = a->el;
+		*noise = a->el_noise;
+	} else {
+		*r = a->er;
+		*noise = a->er_noise;
+	}
+}
+
+/* Widen [lo, hi] by the rate of interval k (at its edge on side dir; 0: its own line)
+ * and its noise. */
+static void band_add(long double *lo, long double *hi, int *have, const struct fts_calib *c,
+		     size_t k, int dir)
+{
+	long double s, e;
+
+	if (dir) {
+		edge_rate(c, k, dir, &s, &e);
+	} else {
+		s = slope(c, k);
+		e = slope_noise(c, k);
+	}
 	if (!*have || s - e < *lo)
 		*lo = s - e;
 	if (!*have || s + e > *hi)
@@ -288,34 +343,23 @@ static int64_t clamp_ns(long double v)
 static int64_t to_fixed(long double v, uint32_t shift)
 {
 	long double f = ldexpl(v, (int)shift);
+	/* within +-(2^62 - 1), so that differences of two fit an int64 */
 	if (f >= 0x1p62L)
-		return INT64_C(1) << 62;
+		return (INT64_C(1) << 62) - 1;
 	if (f <= -0x1p62L)
-		return -(INT64_C(1) << 62);
+		return -(INT64_C(1) << 62) + 1;
 	return (int64_t)llroundl(f);
 }
 
-static uint64_t seg_len(const struct fts_calib *c, size_t k)
-{
-	return c->knots[k + 1].c - c->knots[k].c;
-}
-
-/* The interval next to k on side dir (-1, +1) whose rate speaks for that side: the
- * nearest within a few that is not far shorter than k (a short interval's rate is
- * mostly bracket noise, e.g. the first 2 ms, or beside a knot placed just before a
- * step). Steps end the search. -1 if there is none. */
+/* The interval next to k on side dir (-1, +1), if there is one and it holds no step:
+ * its rate is what k's rate may have changed to or from. -1 otherwise. */
 static long neighbour(const struct fts_calib *c, size_t k, int dir)
 {
-	size_t nseg = c->n - 1;
+	long j = (long)k + dir;
 
-	for (long j = (long)k + dir, hops = 0; j >= 0 && (size_t)j < nseg && hops < 4;
-	     j += dir, hops++) {
-		if (seg_is_step(c, (size_t)j))
-			break;
-		if (seg_len(c, (size_t)j) * 8 >= seg_len(c, k))
-			return j;
-	}
-	return -1;
+	if (j < 0 || (size_t)j + 1 >= c->n || seg_is_step(c, (size_t)j))
+		return -1;
+	return j;
 }
 
 /* The rates interval k may run at, before the tolerance is added. Between two samples
@@ -331,23 +375,24 @@ static void band_of(const struct fts_calib *c, size_t k, long double *plo, long 
 
 	if (!c->knots[k].span) {
 		if ((j = neighbour(c, k, -1)) >= 0)
-			band_add(&lo, &hi, &have, c, (size_t)j);
+			band_add(&lo, &hi, &have, c, (size_t)j, 1);   /* its right edge */
 		if ((j = neighbour(c, k, 1)) >= 0)
-			band_add(&lo, &hi, &have, c, (size_t)j);
+			band_add(&lo, &hi, &have, c, (size_t)j, -1);  /* its left edge */
 	}
 	if (!step) {
-		band_add(&lo, &hi, &have, c, k);
+		band_add(&lo, &hi, &have, c, k, 0);
 	} else if (!have) {
 		/* A step with no clean neighbour: borrow the nearest clean interval. */
 		for (size_t d = 1; d < nseg && !have; d++) {
 			if (k >= d && !seg_is_step(c, k - d))
-				band_add(&lo, &hi, &have, c, k - d);
+				band_add(&lo, &hi, &have, c, k - d, 1);
 			else if (k + d < nseg && !seg_is_step(c, k + d))
-				band_add(&lo, &hi, &have, c, k + d);
+				band_add(&lo, &hi, &have, c, k + d, -1);
 		}
-		if (!have) {    /* nothing is known of the rate */
+		if (!have) {    /* nothing is known of the rate: anywhere up to the fastest seen */
 			lo = 0;
-			hi = fabsl(slope(c, k));
+			for (size_t i = 0; i < nseg; i++)
+				hi = fmaxl(hi, fabsl(slope(c, i)) + slope_noise(c, i));
 		}
 	}
 	*plo = lo;
@@ -400,8 +445,12 @@ static void refresh(struct fts_calib *c, size_t from)
 		}
 		return;
 	}
-	for (size_t k = from; k < nseg; k++)
+	for (size_t k = from; k < nseg; k++) {
+		if (c->knots[k].final)
+			continue;
 		c->knots[k].step = classify(c, k);
+		c->knots[k].final = k + STEP_WINDOW < nseg;
+	}
 	/* A band looks one interval back, so the one before the range changes too. */
 	for (size_t k = from ? from - 1 : 0; k < nseg; k++)
 		seg_build(c, k, seg_is_step(c, k));
@@ -445,9 +494,18 @@ static void drop_knot(struct fts_calib *c, size_t k, long double resid)
 	struct knot *a = &c->knots[k - 1], *b = &c->knots[k];
 	uint64_t sa = a->span ? a->span : b->c - a->c;
 	uint64_t sb = b->span ? b->span : c->knots[k + 1].c - b->c;
+	long double el, eln, er, ern;
 
+	edge_rate(c, k - 1, -1, &el, &eln);
+	edge_rate(c, k, 1, &er, &ern);
+	a->el = el;
+	a->el_noise = eln;
+	a->er = er;
+	a->er_noise = ern;
 	a->emid = clamp_ns(resid);
 	a->span = sa > sb ? sa : sb;
+	a->step = 0;     /* two clean intervals make a clean one */
+	a->final = 1;
 	memmove(&c->knots[k], &c->knots[k + 1], (c->n - k - 1) * sizeof(c->knots[0]));
 	FTS__ST(c->n, c->n - 1);
 }
@@ -520,12 +578,12 @@ int fts_calib_add(struct fts_calib *c, uint64_t before, int64_t ref_ns, uint64_t
 	c->knots[c->n] = (struct knot){ .c = mid, .r = ref_ns, .w = after - mid };
 	FTS__ST(c->n, c->n + 1);
 	c->last_after = after;
-	refresh(c, c->n > 4 ? c->n - 4 : 0);
+	refresh(c, c->n > REFRESH_BACK ? c->n - REFRESH_BACK : 0);
 	if (c->n >= 4) {
 		size_t n0 = c->n;
 		try_merge(c);
 		if (c->n != n0)
-			refresh(c, c->n > 4 ? c->n - 4 : 0);
+			refresh(c, c->n > REFRESH_BACK ? c->n - REFRESH_BACK : 0);
 	}
 	FTS__ST(c->newest, c->n >= 2 ? c->knots[c->n - 1].c : 0);
 	write_end(c);

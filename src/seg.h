@@ -55,11 +55,12 @@ static inline int fts__seg_convert(const struct fts__seg *s, int where, uint64_t
 		est = where > 0 ? s->r1 + moved : s->r0 - moved;
 		bound = fts__mulshift(d, half, s->shift) + (where > 0 ? s->e1 : s->e0) + 1;
 	}
-	if (est > INT64_MAX || est < INT64_MIN)
+	/* A bound past int64 says nothing; report it as a result that does not fit. */
+	if (est > INT64_MAX || est < INT64_MIN || bound > INT64_MAX)
 		return -ERANGE;
 	*ns = (int64_t)est;
 	if (err)
-		*err = bound > INT64_MAX ? INT64_MAX : (int64_t)bound;
+		*err = (int64_t)bound;
 	return 0;
 }
 

@@ -36,10 +36,11 @@ static void stamp_now(void)
 	st.n++;
 }
 
+static long double since_sample;
+
 /* Run for ns of true time: a stamp every `every` ns, a sampler round every 100 ms. */
 static void run(long double ns, long double every)
 {
-	static long double since_sample;
 	for (long double t = 0; t < ns; t += every) {
 		stamp_now();
 		simc_advance(every);
@@ -83,6 +84,7 @@ static int64_t judge(const char *what, int64_t window)
 static void start(uint64_t seed)
 {
 	st.n = 0;
+	since_sample = 0;
 	simc_use(seed, 30);
 	assert_int_equal(fts_clock_start(), 0);
 }
@@ -92,6 +94,7 @@ static void signalled_step(const char *what, long double step)
 {
 	start(3);
 	run(1e9L, 1e6L);
+	run(50e6L, 1e6L);               /* half-way between two sampler rounds */
 	run(300e3L, 5e3L);              /* dense just before */
 	event_t = (int64_t)simc.t;
 	simc_step(step);

@@ -382,7 +382,10 @@ static void run_consistent(struct fts_calib *c, size_t cap, struct in *in, int s
 	/* Base rate: ns per tick in Q32, from 2^-32 up to ~2^23 (any counter frequency). */
 	__int128 base = (__int128)(take(in, 2) | 1), T, lim = (__int128)INT64_MAX << Q;
 	uint64_t t, wmax;
-	unsigned since_step = 3;
+	/* A step is told from a slew by the rate of the intervals around it: the first
+	 * one comes after three clean intervals (with fewer, which interval holds the
+	 * step is ambiguous, and the bound then assumes none). */
+	unsigned since_step = 0;
 	size_t n = 0;
 
 	base <<= take(in, 1) % 40;
