@@ -15,10 +15,19 @@
  *   taken (NTP slews and steps included), not today's. fts_convert() also returns an
  *   error bound: the clock's reading at the stamp lies within ns +/- err_ns.
  *
- *   Nothing happens until the first conversion: it takes two samples a few
- *   milliseconds apart. While conversions keep happening, a background thread adds a
- *   sample every 100 ms, and a conversion of a stamp newer than the newest sample
- *   takes one itself; after 10 s without conversions the thread exits.
+ *   Nothing happens until the first conversion: it takes two samples 2 ms apart.
+ *   While conversions keep happening, a background thread adds a sample every 100 ms
+ *   and watches for steps of the wall clock (a timerfd with TFD_TIMER_CANCEL_ON_SET);
+ *   a conversion of a stamp more than 2 ms newer than the newest sample takes one
+ *   itself; after 10 s without conversions the thread exits.
+ *
+ * FAILURE MODES
+ *   Each sample also reads CLOCK_MONOTONIC and CLOCK_BOOTTIME. A step of the wall clock
+ *   (or a suspend) is placed within the sampler's wake-up latency (>= 50 us): stamps
+ *   before it convert to the time before the step, stamps inside it get a bound that
+ *   covers both sides. A counter fault (jump, reset, rate change, going backwards
+ *   against CLOCK_MONOTONIC) switches new stamps to clock_gettime; stamps taken before
+ *   stay convertible. fts_get_info() says what was seen. See faststamp(3).
  *
  * STAMP FORMAT
  *   A fast_timestamp_t is a uint64_t. Bit 63 clear: a counter reading (low 63 bits).
@@ -109,11 +118,12 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
 
 /* fast_timestamp_to_timespec - what clock_gettime(CLOCK_REALTIME) read at *stamp.
  *
- * Returns 0, or -1 with errno: EINVAL (a NULL pointer), ERANGE (the time does not fit
- * a timespec), EAGAIN (no calibration sample could be taken: the system clock failed).
- * Cost: ~10 ns for a stamp inside the history; the first conversion in a process
- * calibrates for ~2 ms; a stamp newer than the newest sample makes this call take a
- * sample (~0.3 us). Thread-safe, not async-signal-safe. */
+ * Returns 0, or -1 with errno: EINVAL (a NULL pointer, or a counter stamp on a build
+ * without a counter), ERANGE (the time does not fit), EAGAIN or the clock's error (no
+ * calibration sample could be taken and there is no history yet).
+ * Cost: ~15 ns for a stamp inside the history or just past it; the first conversion
+ * in a process calibrates for ~2.5 ms; a stamp more than 2 ms newer than the newest
+ * sample makes this call take a sample (~0.3 us). Thread-safe, not async-signal-safe. */
 FTS__API int fast_timestamp_to_timespec(const fast_timestamp_t *stamp, struct timespec *ts);
 
 /* fast_timestamp_to_timeval - what gettimeofday() read at *stamp (microseconds,
@@ -122,7 +132,8 @@ FTS__API int fast_timestamp_to_timeval(const fast_timestamp_t *stamp, struct tim
 
 /* fts_convert - CLOCK_REALTIME in ns since the epoch at *stamp, and its error bound.
  *
- * On success *ns is the estimate and, if err_ns is not NULL, *err_ns >= 0 bounds it:
+ * On success *ns is the estimate and, if err_ns is not NULL, *err_ns >= 0 bounds it
+ * (computing the bound costs ~25 ns more; pass NULL when it is not wanted):
  * the system clock read within [*ns - *err_ns, *ns + *err_ns] at that moment. The bound
  * covers sample noise, rate changes (slews) between samples and one clock step between
  * two samples; it cannot cover a step after the newest sample (see fts_calib_convert).
@@ -131,9 +142,10 @@ FTS__API int fast_timestamp_to_timeval(const fast_timestamp_t *stamp, struct tim
 FTS__API int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns);
 
 /* fts_convert_array - convert n stamps at once: ns[i] (and err_ns[i] unless err_ns is
- * NULL) as fts_convert would give for stamps[i]. Stamps in increasing order are
- * cheapest (~2 ns each); any order works. n == 0 succeeds. On failure (EINVAL for NULL
- * arrays with n > 0, ERANGE, EAGAIN) nothing is written. */
+ * NULL) as fts_convert would give for stamps[i]. Stamps in increasing order without
+ * bounds are cheapest (~3 ns each); any order works. n == 0 succeeds. On failure
+ * (EINVAL for NULL arrays with n > 0, ERANGE, EAGAIN) the arrays may hold part of the
+ * results. */
 FTS__API int fts_convert_array(const fast_timestamp_t *stamps, size_t n, int64_t *ns,
 			       int64_t *err_ns);
 

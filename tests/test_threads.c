@@ -3,6 +3,7 @@
  * threads must convert in order: a stamp stored after seeing another is not earlier. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -62,9 +63,14 @@ static void *work(void *arg)
 
 static void *refresher(void *arg)
 {
+	unsigned n = 0;
 	(void)arg;
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-		fts__clock_sample();
+		/* as the sampler does, and as it does when the kernel signals a step */
+		if (n++ % 2)
+			fts__clock_sample();
+		else
+			fts__clock_on_step();
 		struct timespec d = { 0, 200000 };
 		nanosleep(&d, NULL);
 	}
@@ -96,10 +102,89 @@ static void convert_while_refreshing(void **state)
 	}
 }
 
+/* ---- a baton between two CPUs ---------------------------------------------------- */
+
+#define HANDOFFS 1000000
+static fast_timestamp_t baton[2];   /* the stamp each side last passed */
+static unsigned turn;
+
+struct side { int cpu; size_t backwards; fast_timestamp_t *mine; };
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Wait for our turn, read the other side's stamp, store ours: ours must not be earlier. */
+static void *pass(void *arg)
+{
+	struct side *sd = arg;
+	unsigned me = (unsigned)sd->cpu & 1;
+	pin(sd->cpu);
+	for (size_t i = 0; i < HANDOFFS / 2; i++) {
+		fast_timestamp_t seen, mine;
+		while (__atomic_load_n(&turn, __ATOMIC_ACQUIRE) % 2 != me)
+			;
+		seen = __atomic_load_n(&baton[!me], __ATOMIC_RELAXED);
+		store_fast_timestamp(&mine);
+		if (mine < seen)
+			sd->backwards++;
+		sd->mine[i] = mine;
+		__atomic_store_n(&baton[me], mine, __ATOMIC_RELAXED);
+		__atomic_store_n(&turn, __atomic_load_n(&turn, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static void cross_cpu_handoffs(void **state)
+{
+	cpu_set_t set;
+	struct side a = { 0, 0, NULL }, b = { 1, 0, NULL };
+	pthread_t ta, tb;
+	int64_t *na, *nb;
+	size_t back = 0;
+	(void)state;
+
+	if (sched_getaffinity(0, sizeof(set), &set) || !CPU_ISSET(0, &set) || !CPU_ISSET(1, &set)) {
+		print_message("SKIP: hand-offs need CPUs 0 and 1\n");
+		skip();
+	}
+	if (!(__atomic_load_n(&fts__store_counter, __ATOMIC_RELAXED))) {
+		print_message("SKIP: stamps are clock readings here (no counter in use)\n");
+		skip();
+	}
+	a.mine = calloc(HANDOFFS / 2, sizeof(fast_timestamp_t));
+	b.mine = calloc(HANDOFFS / 2, sizeof(fast_timestamp_t));
+	na = calloc(HANDOFFS / 2, sizeof(int64_t));
+	nb = calloc(HANDOFFS / 2, sizeof(int64_t));
+	assert_true(a.mine && b.mine && na && nb);
+	assert_int_equal(pthread_create(&ta, NULL, pass, &a), 0);
+	assert_int_equal(pthread_create(&tb, NULL, pass, &b), 0);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	/* and converted: a's i-th stamp came before b's i-th, which came before a's i+1-th */
+	assert_int_equal(fts_convert_array(a.mine, HANDOFFS / 2, na, NULL), 0);
+	assert_int_equal(fts_convert_array(b.mine, HANDOFFS / 2, nb, NULL), 0);
+	for (size_t i = 0; i < HANDOFFS / 2; i++)
+		back += nb[i] < na[i] || (i + 1 < HANDOFFS / 2 && na[i + 1] < nb[i]);
+	print_message("%d hand-offs between CPUs 0 and 1: %zu counter reads backwards, "
+		      "%zu conversions backwards\n", HANDOFFS, a.backwards + b.backwards, back);
+	assert_int_equal(a.backwards + b.backwards, 0);
+	assert_int_equal(back, 0);
+	free(a.mine);
+	free(b.mine);
+	free(na);
+	free(nb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(convert_while_refreshing),
+		cmocka_unit_test(cross_cpu_handoffs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
