@@ -103,6 +103,56 @@ static void *remote_store(void *arg)
 	return NULL;
 }
 
+/* The per-CPU consistency probe: two threads on two CPUs pass a baton; each stores a
+ * stamp after seeing the other's, which must never be earlier. */
+struct baton {
+	fast_timestamp_t last[2];
+	unsigned turn;
+	int stop;            /* the other side could not start */
+	uint64_t rounds, backwards[2];
+};
+
+struct baton_side { struct baton *b; int me, cpu; };
+
+static void *baton_pass(void *arg)
+{
+	struct baton_side *sd = arg;
+	struct baton *b = sd->b;
+	fts_tool_pin(sd->cpu);
+	for (uint64_t i = 0; i < b->rounds / 2; i++) {
+		fast_timestamp_t seen, mine;
+		while (__atomic_load_n(&b->turn, __ATOMIC_ACQUIRE) % 2 != (unsigned)sd->me)
+			if (__atomic_load_n(&b->stop, __ATOMIC_RELAXED))
+				return NULL;
+		seen = __atomic_load_n(&b->last[!sd->me], __ATOMIC_RELAXED);
+		store_fast_timestamp(&mine);
+		b->backwards[sd->me] += mine < seen;
+		__atomic_store_n(&b->last[sd->me], mine, __ATOMIC_RELAXED);
+		__atomic_store_n(&b->turn, __atomic_load_n(&b->turn, __ATOMIC_RELAXED) + 1,
+				 __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* Hand-offs between CPUs 0 and 1 that saw the counter go backwards; -1 if not run. */
+static int64_t baton_probe(uint64_t rounds)
+{
+	struct baton b = { .rounds = rounds };
+	struct baton_side s0 = { &b, 0, 0 }, s1 = { &b, 1, 1 };
+	pthread_t t0, t1;
+
+	if (pthread_create(&t0, NULL, baton_pass, &s0))
+		return -1;
+	if (pthread_create(&t1, NULL, baton_pass, &s1)) {
+		__atomic_store_n(&b.stop, 1, __ATOMIC_RELAXED);
+		pthread_join(t0, NULL);
+		return -1;
+	}
+	pthread_join(t0, NULL);
+	pthread_join(t1, NULL);
+	return (int64_t)(b.backwards[0] + b.backwards[1]);
+}
+
 /* Interleaved rounds of each operation; the median per-call cost of each. */
 static void cost(double *store, double *relaxed, double *cgt, double *tod)
 {
@@ -208,6 +258,13 @@ int fts_tool_check(int argc, char **argv)
 			if (convert_all(&cross, b, count) < 0)
 				goto fail;
 			ok &= tally_print(&cross);
+		}
+		int64_t back = baton_probe(count * 5);
+		if (back >= 0) {
+			printf("  %-10s %8llu  hand-offs between CPUs 0 and 1, %lld saw the counter "
+			       "go backwards  %s\n", "baton", (unsigned long long)count * 5,
+			       (long long)back, back == 0 ? "ok" : "FAIL");
+			ok &= back == 0;
 		}
 	} else {
 		printf("  %-10s SKIP: only one CPU available\n", "cross-CPU");
