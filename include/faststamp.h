@@ -15,7 +15,7 @@
  *   taken (NTP slews and steps included), not today's. fts_convert() also returns an
  *   error bound: the clock's reading at the stamp lies within ns +/- err_ns.
  *
- *   Nothing happens until the first conversion: it takes two samples 2 ms apart.
+ *   Nothing happens until the first conversion: it takes three samples 2 ms apart.
  *   While conversions keep happening, a background thread adds a sample every 100 ms
  *   and watches for steps of the wall clock (a timerfd with TFD_TIMER_CANCEL_ON_SET);
  *   a conversion of a stamp more than 2 ms newer than the newest sample takes one
@@ -122,7 +122,7 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
  * without a counter), ERANGE (the time does not fit), EAGAIN or the clock's error (no
  * calibration sample could be taken and there is no history yet).
  * Cost: ~15 ns for a stamp inside the history or just past it; the first conversion
- * in a process calibrates for ~2.5 ms; a stamp more than 2 ms newer than the newest
+ * in a process calibrates for ~4 ms; a stamp more than 2 ms newer than the newest
  * sample makes this call take a sample (~0.3 us). Thread-safe, not async-signal-safe. */
 FTS__API int fast_timestamp_to_timespec(const fast_timestamp_t *stamp, struct timespec *ts);
 

@@ -380,7 +380,14 @@ static void band_of(const struct fts_calib *c, size_t k, long double *plo, long 
 			band_add(&lo, &hi, &have, c, (size_t)j, -1);  /* its left edge */
 	}
 	if (!step) {
+		/* With no neighbour to give the rate, a step too small to tell from a slew
+		 * could hide in this interval's own rate: allow for it (a merged interval
+		 * was checked at every sample it absorbed). */
+		long double widen = have || c->knots[k].span ? 0 :
+				    fabsl(slope(c, k)) * STEP_PPM * 1e-6L;
 		band_add(&lo, &hi, &have, c, k, 0);
+		lo -= widen;
+		hi += widen;
 	} else if (!have) {
 		/* A step with no clean neighbour: borrow the nearest clean interval. */
 		for (size_t d = 1; d < nseg && !have; d++) {

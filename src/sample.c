@@ -33,7 +33,7 @@
 #include "internal.h"
 #include "seg.h"
 
-#define FIRST_GAP_NS 2000000          /* between the first two samples */
+#define FIRST_GAP_NS 2000000          /* between the first three samples */
 #define RESAMPLE_NS 2000000           /* extrapolate at most this far past the newest */
 #define SAMPLER_PERIOD_NS 100000000   /* background sampler period */
 #define SAMPLER_IDLE_ROUNDS 100       /* 10 s without conversions: the thread exits */
@@ -342,7 +342,7 @@ static void *sampler(void *arg)
 	}
 }
 
-/* With lock held: make sure the history has two samples and the sampler runs. */
+/* With lock held: make sure the history has three samples and the sampler runs. */
 static int start_locked(void)
 {
 	int rc = 0;
@@ -351,12 +351,11 @@ static int start_locked(void)
 	/* No counter: stamps are clock readings, which need no history. */
 	if (!FTS__HAVE_COUNTER && src.counter == hw_counter)
 		return 0;
-	if (fts_calib_count(hist) < 2) {
-		if ((rc = sample_locked(0)) < 0)
-			return rc;
-		if (src.sleep)
+	/* Three samples: two intervals, so that each has a neighbour to give the rate. */
+	while (fts_calib_count(hist) < 3) {
+		if (fts_calib_count(hist) && src.sleep)
 			src.sleep(src.ctx, FIRST_GAP_NS);
-		else
+		else if (fts_calib_count(hist))
 			sleep_ns(FIRST_GAP_NS);
 		if ((rc = sample_locked(0)) < 0)
 			return rc;
