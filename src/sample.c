@@ -20,6 +20,7 @@
  * get a bound covering both sides.
  */
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -49,7 +50,8 @@
 #define STEP_WINDOW_MAX_NS 20000000
 
 struct psample {
-	uint64_t b, a;
+	uint64_t b, a;        /* the counter around the realtime read */
+	uint64_t m;           /* the counter after the monotonic and boottime reads */
 	int64_t rt, mono, boot;
 };
 
@@ -153,24 +155,29 @@ static int take(struct psample *s)
 	}
 	if (!got)
 		return rc < 0 ? rc : -EAGAIN;
-	return src.others(src.ctx, &s->mono, &s->boot);
+	rc = src.others(src.ctx, &s->mono, &s->boot);
+	s->m = src.counter(src.ctx);
+	return rc;
 }
 
 /* Compare s with the previous sample; 0 if it may join the history, else the counter
  * has failed (and new stamps now fall back). *step gets the wall clock's step against
- * the counter since the previous sample. */
-static int check(const struct psample *s, long double *step)
+ * the counter since the previous sample, and *step_noise how far that may be off. */
+static int check(const struct psample *s, long double *step, long double *step_noise)
 {
-	long double dmono, dsusp, dc, expect, tol;
+	long double dmono, dsusp, dc, expect, tol, slack;
 	int stopped, ran;
 
-	*step = 0;
+	*step = *step_noise = 0;
 	if (!have_last)
 		return 0;
 	if (s->b < last.a) {
 		fault("counter went backwards by %.0f ticks", (long double)(last.a - s->b));
 		return -1;
 	}
+	/* Monotonic was read somewhere between b and m: that much noise in each sample
+	 * (microseconds under emulation, tens of ns on hardware). */
+	slack = (long double)(s->m - s->b + last.m - last.b);
 	dmono = (long double)(s->mono - last.mono);
 	dsusp = (long double)((s->boot - s->mono) - (last.boot - last.mono));
 	if (dsusp < FAULT_SLACK_NS)
@@ -179,8 +186,7 @@ static int check(const struct psample *s, long double *step)
 	stopped = ran = 1;
 	if (ticks_per_ns > 0) {
 		expect = dmono * ticks_per_ns;
-		tol = expect * FAULT_PPM * 1e-6L + ticks_per_ns * FAULT_SLACK_NS +
-		      (long double)(s->a - s->b + last.a - last.b);
+		tol = expect * FAULT_PPM * 1e-6L + ticks_per_ns * FAULT_SLACK_NS + slack;
 		stopped = dc >= expect - tol && dc <= expect + tol;
 		ran = dsusp > 0 && dc >= expect + dsusp * ticks_per_ns * (1 - FAULT_PPM * 1e-6L) - tol &&
 		      dc <= expect + dsusp * ticks_per_ns * (1 + FAULT_PPM * 1e-6L) + tol;
@@ -195,6 +201,7 @@ static int check(const struct psample *s, long double *step)
 	/* The wall clock moved against monotonic by a step, or by a suspend that the
 	 * counter slept through too. */
 	*step = (long double)((s->rt - s->mono) - (last.rt - last.mono)) - (ran && !stopped ? dsusp : 0);
+	*step_noise = ticks_per_ns > 0 ? slack / ticks_per_ns : 0;
 	if (dmono > 1e6L && dc > 0) {   /* rate over at least 1 ms */
 		ticks_per_ns = dc / dmono;
 		__atomic_store_n(&resample_ticks, (uint64_t)(ticks_per_ns * RESAMPLE_NS),
@@ -207,7 +214,7 @@ static int check(const struct psample *s, long double *step)
 static int sample_locked(int signalled)
 {
 	struct psample s;
-	long double step;
+	long double step, noise;
 	int rc;
 
 	if (faulted)
@@ -220,15 +227,15 @@ static int sample_locked(int signalled)
 	}
 	if ((rc = take(&s)) < 0)
 		return rc;
-	if (check(&s, &step) < 0)
+	if (check(&s, &step, &noise) < 0)
 		return -EIO;
-	if (step > STEP_MIN_NS || step < -STEP_MIN_NS) {
+	if (fabsl(step) > STEP_MIN_NS + noise) {
 		steps_seen++;
 		/* Known to be before the step: the wake-up latency window before now. Its
 		 * wall time is monotonic's (which did not step) with the old offset. */
 		uint64_t mid = s.b + (s.a - s.b) / 2;
 		uint64_t back = (uint64_t)((long double)step_window_ns * ticks_per_ns);
-		uint64_t w = (s.a - s.b) + (last.a - last.b) + 64;
+		uint64_t w = (s.m - s.b) + (last.m - last.b) + 64;
 		if (signalled && ticks_per_ns > 0 && mid > back + w && mid - back - w > last.a + w)
 			fts_calib_add(hist, mid - back - w, s.rt - (int64_t)step - step_window_ns,
 				      mid - back + w);
