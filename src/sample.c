@@ -108,6 +108,7 @@ static int running;                   /* the sampler thread exists */
 static struct psample last;           /* the previous sample */
 static int have_last;
 static long double ticks_per_ns;      /* counter against monotonic, last interval */
+static long double ticks_per_ns_err;  /* its relative uncertainty */
 /* A stamp further than this past the newest sample makes its conversion sample first
  * (2 ms of ticks; 0 until the rate is known). Read without the lock. */
 static uint64_t resample_ticks;
@@ -186,7 +187,8 @@ static int check(const struct psample *s, long double *step, long double *step_n
 	stopped = ran = 1;
 	if (ticks_per_ns > 0) {
 		expect = dmono * ticks_per_ns;
-		tol = expect * FAULT_PPM * 1e-6L + ticks_per_ns * FAULT_SLACK_NS + slack;
+		tol = expect * (FAULT_PPM * 1e-6L + ticks_per_ns_err) + ticks_per_ns * FAULT_SLACK_NS +
+		      slack;
 		stopped = dc >= expect - tol && dc <= expect + tol;
 		ran = dsusp > 0 && dc >= expect + dsusp * ticks_per_ns * (1 - FAULT_PPM * 1e-6L) - tol &&
 		      dc <= expect + dsusp * ticks_per_ns * (1 + FAULT_PPM * 1e-6L) + tol;
@@ -202,8 +204,9 @@ static int check(const struct psample *s, long double *step, long double *step_n
 	 * counter slept through too. */
 	*step = (long double)((s->rt - s->mono) - (last.rt - last.mono)) - (ran && !stopped ? dsusp : 0);
 	*step_noise = ticks_per_ns > 0 ? slack / ticks_per_ns : 0;
-	if (dmono > 1e6L && dc > 0) {   /* rate over at least 1 ms */
+	if (dmono > 1e6L && dc > slack) {   /* rate over at least 1 ms */
 		ticks_per_ns = dc / dmono;
+		ticks_per_ns_err = slack / (dc - slack);
 		__atomic_store_n(&resample_ticks, (uint64_t)(ticks_per_ns * RESAMPLE_NS),
 				 __ATOMIC_RELAXED);
 	}
@@ -439,7 +442,7 @@ void fts__clock_set_source(const struct fts__source *s)
 	if (hist)
 		fts__calib_reset(hist);
 	have_last = 0;
-	ticks_per_ns = 0;
+	ticks_per_ns = ticks_per_ns_err = 0;
 	__atomic_store_n(&resample_ticks, 0, __ATOMIC_RELAXED);
 	step_window_ns = STEP_WINDOW_MIN_NS;
 	steps_seen = suspends_seen = 0;
