@@ -54,77 +54,7 @@ struct knot {
 	long double el, el_noise, er, er_noise;
 };
 
-struct fts_calib {
-	/* Read by readers: one line, written only by the writer. */
-	_Alignas(64) unsigned seq;
-	size_t n;                /* knots held; intervals = n - 1 */
-	uint64_t newest;         /* counter of the newest knot, 0 with fewer than two */
-	struct fts__seg *segs;   /* cap - 1 entries, fixed at creation */
-	/* Writer only. */
-	_Alignas(64) size_t cap;
-	long double tol;         /* rate tolerance, relative */
-	uint64_t last_after;
-	struct knot *knots;
-};
-
 /* ---- read side --------------------------------------------------------------------- */
-
-unsigned fts__calib_read_begin(const struct fts_calib *c)
-{
-	unsigned s;
-	while ((s = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE)) & 1)
-		FTS__RELAX();
-	return s;
-}
-
-int fts__calib_read_retry(const struct fts_calib *c, unsigned seq)
-{
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return FTS__LD(c->seq) != seq;
-}
-
-static void seg_load(const struct fts__seg *src, struct fts__seg *dst)
-{
-	dst->c0 = FTS__LD(src->c0);
-	dst->c1 = FTS__LD(src->c1);
-	dst->r0 = FTS__LD(src->r0);
-	dst->r1 = FTS__LD(src->r1);
-	dst->mult = FTS__LD(src->mult);
-	dst->lo = FTS__LD(src->lo);
-	dst->hi = FTS__LD(src->hi);
-	dst->span = FTS__LD(src->span);
-	dst->e0 = FTS__LD(src->e0);
-	dst->e1 = FTS__LD(src->e1);
-	dst->shift = FTS__LD(src->shift);
-	dst->step = FTS__LD(src->step);
-}
-
-int fts__calib_lookup(const struct fts_calib *c, uint64_t x, struct fts__seg *seg)
-{
-	size_t n = FTS__LD(c->n), lo, hi;
-
-	if (n < 2 || n > c->cap)  /* cap is fixed after creation */
-		return -ENODATA;
-	/* Recent stamps are the common case: try the newest interval first. */
-	lo = n - 2;
-	if (lo > 0 && x < FTS__LD(c->segs[lo].c0)) {
-		/* The last interval whose start is <= x, or the first. */
-		lo = 0;
-		hi = n - 3;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo + 1) / 2;
-			if (FTS__LD(c->segs[mid].c0) <= x)
-				lo = mid;
-			else
-				hi = mid - 1;
-		}
-	}
-	seg_load(&c->segs[lo], seg);
-	/* Torn reads are caught by the sequence check; keep the answer well formed. */
-	if (x < seg->c0)
-		return -1;
-	return x > seg->c1 ? 1 : 0;
-}
 
 int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_ns,
 		      int64_t *err_ns)
@@ -157,11 +87,6 @@ int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_
 	return 0;
 }
 
-uint64_t fts__calib_newest_counter(const struct fts_calib *c)
-{
-	return FTS__LD(c->newest);
-}
-
 int fts__calib_newest(const struct fts_calib *c, uint64_t *counter, int64_t *ref_ns)
 {
 	unsigned seq;
@@ -178,29 +103,6 @@ int fts__calib_newest(const struct fts_calib *c, uint64_t *counter, int64_t *ref
 			rc = 0;
 		}
 	} while (fts__calib_read_retry(c, seq));
-	return rc;
-}
-
-int fts__calib_rate(const struct fts_calib *c, int64_t *mult, uint32_t *shift)
-{
-	struct fts__seg seg;
-	unsigned seq;
-	size_t n;
-	int rc;
-
-	do {
-		seq = fts__calib_read_begin(c);
-		n = FTS__LD(c->n);
-		rc = -ENODATA;
-		if (n >= 2 && n <= c->cap) {
-			seg_load(&c->segs[n - 2], &seg);
-			rc = 0;
-		}
-	} while (fts__calib_read_retry(c, seq));
-	if (rc == 0) {
-		*mult = seg.mult;
-		*shift = seg.shift;
-	}
 	return rc;
 }
 

@@ -27,24 +27,18 @@ static int64_t clock_stamp_ns(fast_timestamp_t s)
 
 /* ---- conversions ----------------------------------------------------------------- */
 
-/* The array hot path: stamps from *i on that lie inside seg, an interval without a
- * step, converted by its line alone (no bound wanted). The result lies between r0 and
- * r1 (+1 for rounding), so it cannot overflow. Leaves *i at the last one done; 0 if
- * seg does not qualify. */
+/* The array hot path: the stamps from *i on that lie inside seg, by its line alone (no
+ * bound wanted). Leaves *i at the last one done; 0 if seg does not qualify. */
 static int line_run(const struct fts__seg *seg, const fast_timestamp_t *stamps, size_t n,
 		    int64_t *ns, size_t *i)
 {
-	const uint64_t c0 = seg->c0, c1 = seg->c1;
-	const int64_t r0 = seg->r0;
-	const uint64_t mult = (uint64_t)seg->mult;
-	const unsigned shift = seg->shift;
-	const unsigned __int128 half = shift ? (unsigned __int128)1 << (shift - 1) : 0;
+	const struct fts__seg l = *seg;   /* a private copy: stores to ns cannot alias it */
 	size_t k = *i;
 
-	if (seg->step || seg->mult < 0 || seg->r1 >= INT64_MAX - 1)
+	if (!fts__seg_line_ok(&l))
 		return 0;
-	for (; k < n && stamps[k] >= c0 && stamps[k] <= c1; k++)
-		ns[k] = r0 + (int64_t)(((unsigned __int128)(stamps[k] - c0) * mult + half) >> shift);
+	for (; k < n && stamps[k] >= l.c0 && stamps[k] <= l.c1; k++)
+		ns[k] = fts__seg_line(&l, stamps[k]);
 	*i = k - 1;
 	return 1;
 }

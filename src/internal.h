@@ -32,17 +32,9 @@ struct fts__seg {
 
 /* fts__seg_convert(): see seg.h. */
 
-/* Read-side snapshot of a history for a batch: look up x, filling *seg and returning
- * where (as above); -ENODATA with fewer than two samples. Used inside a seq section. */
-unsigned fts__calib_read_begin(const struct fts_calib *c);
-int fts__calib_read_retry(const struct fts_calib *c, unsigned seq);
-int fts__calib_lookup(const struct fts_calib *c, uint64_t x, struct fts__seg *seg);
-/* Newest sample's counter value, 0 with fewer than two samples: one load. */
-uint64_t fts__calib_newest_counter(const struct fts_calib *c);
+/* The read side (sequence count, look-up, newest counter): inline in seg.h. */
 /* Newest sample's counter value and its ref ns; -ENODATA without samples. Seq-safe. */
 int fts__calib_newest(const struct fts_calib *c, uint64_t *counter, int64_t *ref_ns);
-/* Newest interval's rate as fixed point, for frequency-like uses; -ENODATA if none. */
-int fts__calib_rate(const struct fts_calib *c, int64_t *mult, uint32_t *shift);
 /* Drop every sample (used when the process clock is reset in tests). */
 void fts__calib_reset(struct fts_calib *c);
 
