@@ -26,7 +26,8 @@
  *   (or a suspend) is placed within the sampler's wake-up latency (>= 50 us): stamps
  *   before it convert to the time before the step, stamps inside it get a bound that
  *   covers both sides. A counter fault (jump, reset, rate change, going backwards
- *   against CLOCK_MONOTONIC) switches new stamps to clock_gettime; stamps taken before
+ *   against CLOCK_MONOTONIC, or the kernel leaving the counter as its clocksource)
+ *   switches new stamps to clock_gettime; stamps taken before
  *   stay convertible. fts_get_info() says what was seen. See faststamp(3).
  *
  * STAMP FORMAT
@@ -209,14 +210,18 @@ FTS__API int fts_get_info(struct fts_info *info);
  * Conversion between two samples interpolates linearly. The bound assumes that between
  * samples the reference runs at a rate within the band spanned by the neighbouring
  * intervals' rates (plus their noise and a tolerance, 1 ppm by default), and allows one
- * step of any size per interval: an interval whose rate leaves that band by more than
- * 2000 ppm is a step and is never interpolated: its stamps get the midpoint of the two
- * sides with a bound covering both. Before the oldest and after the newest sample the
- * rate band is extrapolated, so the bound grows with the distance.
+ * step of any size per interval. An interval whose rate the intervals around it (up to
+ * four each side) disagree with by more than 2000 ppm, beyond any slew, is a step and
+ * is never interpolated: its stamps get the midpoint of the two sides with a bound
+ * covering both; in doubt (too few intervals that agree) an interval counts as a step.
+ * With no neighbour at all, an interval's band allows for a step too small to tell.
+ * Before the oldest and after the newest sample the rate band is extrapolated, so the
+ * bound grows with the distance.
  *
- * Memory is bounded: a sample that the line through its neighbours predicts within
- * their brackets is merged away (its residual is kept in the bound), so a steady clock
- * keeps a few samples. When max_samples is reached, the older half of the history is
+ * Memory is bounded: a sample whose two intervals agree in rate within their noise,
+ * and that the line through its neighbours predicts within eight times its noise, is
+ * merged away (its residual is kept in the bound), so a steady clock keeps about one
+ * sample in eight. When max_samples is reached, the older half of the history is
  * thinned (every other sample dropped, their residuals kept): exact conversion reaches
  * back over the whole history, with bounds that grow as old intervals get coarser.
  *

@@ -16,6 +16,12 @@
  * (c1 - x)(s - lo)], each widened by the uncertainty at its end. Inside a merged
  * interval a dropped sample sits within span of x on each side and within e of the
  * line, so the distances are capped at span.
+ *
+ * The band comes from the neighbouring intervals' rates (a rate change at an unknown
+ * point inside is bounded by the rates on either side), widened by their bracket noise
+ * and a tolerance. An interval whose rate the intervals around it disagree with by more
+ * than a slew could is a step: never interpolated, its estimate is the middle of the
+ * hull. Doubt counts as a step, since its bound covers both sides either way.
  */
 #include <errno.h>
 #include <limits.h>
@@ -35,7 +41,7 @@
 /* Merged residuals may grow to this many times the samples' own uncertainty. */
 #define MERGE_BUDGET 8
 #define FIXED_MAX_SHIFT 62
-/* A step is judged against the median rate of this many intervals each side. */
+/* A step is judged by the intervals up to this many on each side. */
 #define STEP_WINDOW 4
 /* A new sample changes step verdicts STEP_WINDOW intervals back, and the bands (which
  * look one interval away) next to those. */

@@ -51,6 +51,8 @@ struct fts__source {
 	int (*wait)(void *ctx, int64_t ns);
 	/* Sleep for about ns (first calibration); NULL for nanosleep. */
 	void (*sleep)(void *ctx, int64_t ns);
+	/* The kernel's current clocksource; NULL: read sysfs. 0 or negative errno. */
+	int (*clocksource)(void *ctx, char *out, size_t len);
 	void *ctx;
 	int no_thread;    /* 1: never start the background sampler */
 };
@@ -61,6 +63,9 @@ void fts__clock_set_source(const struct fts__source *src);
 int fts__clock_sample(void);
 /* What the sampler does when the kernel reports the wall clock was set. */
 int fts__clock_on_step(void);
+/* What the sampler does every second: has the kernel left the clocksource it had when
+ * the counter was chosen? Then the counter is no longer trusted. 0, or -EIO if so. */
+int fts__clock_watch(void);
 /* Ready the history to convert counter values up to newest (see clock.c). */
 int fts__clock_prepare(uint64_t newest);
 int fts__clock_uses_hw(void);

@@ -136,6 +136,36 @@ static void fault(const char *fmt, long double v)
 	__atomic_store_n(&fts__store_counter, 0, __ATOMIC_RELAXED);
 }
 
+/* With lock held. The counter was chosen because the kernel kept time with it; if the
+ * kernel switched away (its watchdog found the counter unstable), so do new stamps. */
+static int watch_locked(void)
+{
+	const struct fts__choice *ch = fts__backend_choice();
+	char now[32];
+	int rc;
+
+	if (faulted || !ch->store_counter || !ch->clocksource[0])
+		return faulted ? -EIO : 0;
+	rc = src.clocksource ? src.clocksource(src.ctx, now, sizeof(now))
+			     : fts__clocksource(now, sizeof(now));
+	if (rc < 0 || !strcmp(now, ch->clocksource))
+		return 0;
+	faulted = 1;
+	snprintf(fault_reason, sizeof(fault_reason),
+		 "the kernel's clocksource changed from %s to %s", ch->clocksource, now);
+	__atomic_store_n(&fts__store_counter, 0, __ATOMIC_RELAXED);
+	return -EIO;
+}
+
+int fts__clock_watch(void)
+{
+	int rc;
+	pthread_mutex_lock(&lock);
+	rc = watch_locked();
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
 static int take(struct psample *s)
 {
 	int got = 0, rc = -EAGAIN;
@@ -347,6 +377,8 @@ static void *sampler(void *arg)
 				close(fd);
 			return NULL;
 		}
+		if (n % 10 == 0)   /* about every second */
+			watch_locked();
 		sample_locked(stepped);
 		pthread_mutex_unlock(&lock);
 	}

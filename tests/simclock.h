@@ -6,6 +6,7 @@
 #define FTS_TEST_SIMCLOCK_H
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -20,6 +21,7 @@ struct simclock {
 	/* counter = t before fault_at; after it, cstart + (t - fault_at) * num / den */
 	uint64_t fault_at, cstart, num, den;
 	int fail;             /* realtime reads fail */
+	char clocksource[32]; /* what the kernel's clocksource file says */
 	int signalled;        /* the sampler's wait reports a step once */
 };
 
@@ -58,6 +60,13 @@ static inline int simc_others(void *ctx, int64_t *mono, int64_t *boot)
 	return 0;
 }
 
+static inline int simc_clocksource(void *ctx, char *out, size_t len)
+{
+	(void)ctx;
+	snprintf(out, len, "%s", simc.clocksource);
+	return 0;
+}
+
 static inline void simc_sleep(void *ctx, int64_t ns)
 {
 	(void)ctx;
@@ -79,13 +88,16 @@ static inline void simc_use(uint64_t seed, long double ppm)
 {
 	struct fts__source s = { .counter = simc_counter, .realtime = simc_realtime,
 				 .others = simc_others, .wait = simc_wait, .sleep = simc_sleep,
-				 .ctx = &simc, .no_thread = 1 };
+				 .clocksource = simc_clocksource, .ctx = &simc, .no_thread = 1 };
+	struct fts_info in = { .size = sizeof(in) };
 	long double rate = 1 / 2.6L * (1 + ppm * 1e-6L);
 	memset(&simc, 0, sizeof(simc));
 	simc.t = 1000000000;
 	simc.per_read = 30;
 	sim_init(&simc.rt, 0, 1798761600e9L, rate, seed);
 	sim_init(&simc.mono, 0, 5e12L, rate, seed + 1);
+	fts_get_info(&in);   /* the kernel's, until a test changes it */
+	snprintf(simc.clocksource, sizeof(simc.clocksource), "%s", in.clocksource);
 	fts__clock_set_source(&s);
 }
 

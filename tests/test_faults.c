@@ -189,6 +189,33 @@ static void counter_faults(void **state)
 	counter_fault("counter goes backwards", -1000000, 1, 1);
 }
 
+/* The kernel leaves the counter's clocksource: new stamps fall back, old ones convert. */
+static void clocksource_switch(void **state)
+{
+	struct fts_info in = { .size = sizeof(in) };
+	fast_timestamp_t fresh;
+	(void)state;
+
+	start(9);
+	if (!fts__store_counter) {
+		print_message("SKIP: the counter is not in use here (backend generic)\n");
+		fts__clock_set_source(NULL);
+		skip();
+	}
+	run(1e9L, 1e6L);
+	assert_int_equal(fts__clock_watch(), 0);
+	snprintf(simc.clocksource, sizeof(simc.clocksource), "hpet");
+	assert_int_equal(fts__clock_watch(), -EIO);
+	store_fast_timestamp(&fresh);
+	assert_true(fresh & FTS_STAMP_CLOCK_TAG);
+	assert_int_equal(fts_get_info(&in), 0);
+	assert_string_equal(in.backend, "generic");
+	assert_non_null(strstr(in.reason, "to hpet"));
+	print_message("%s\n", in.reason);
+	judge("after a clocksource switch", 0);
+	fts__clock_set_source(NULL);
+}
+
 /* Slews move both clocks: never a fault, always covered. */
 static void slews(void **state)
 {
@@ -232,6 +259,7 @@ int main(void)
 		cmocka_unit_test(unsignalled_step),
 		cmocka_unit_test(suspend),
 		cmocka_unit_test(counter_faults),
+		cmocka_unit_test(clocksource_switch),
 		cmocka_unit_test(slews),
 		cmocka_unit_test(monotonic_conversions),
 	};
