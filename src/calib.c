@@ -93,25 +93,6 @@ int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_
 	return 0;
 }
 
-int fts__calib_newest(const struct fts_calib *c, uint64_t *counter, int64_t *ref_ns)
-{
-	unsigned seq;
-	size_t n;
-	int rc;
-
-	do {
-		seq = fts__calib_read_begin(c);
-		n = FTS__LD(c->n);
-		rc = -ENODATA;
-		if (n >= 2 && n <= c->cap) {
-			*counter = FTS__LD(c->segs[n - 2].c1);
-			*ref_ns = FTS__LD(c->segs[n - 2].r1);
-			rc = 0;
-		}
-	} while (fts__calib_read_retry(c, seq));
-	return rc;
-}
-
 size_t fts_calib_count(const struct fts_calib *c)
 {
 	return c ? FTS__LD(c->n) : 0;

@@ -33,8 +33,6 @@ struct fts__seg {
 /* fts__seg_convert(): see seg.h. */
 
 /* The read side (sequence count, look-up, newest counter): inline in seg.h. */
-/* Newest sample's counter value and its ref ns; -ENODATA without samples. Seq-safe. */
-int fts__calib_newest(const struct fts_calib *c, uint64_t *counter, int64_t *ref_ns);
 /* Drop every sample (used when the process clock is reset in tests). */
 void fts__calib_reset(struct fts_calib *c);
 
@@ -71,7 +69,6 @@ int fts__clock_prepare(uint64_t newest);
 int fts__clock_uses_hw(void);
 uint64_t fts__clock_samples_taken(void);
 const struct fts_calib *fts__clock_history(void);
-int fts__clock_sampler_running(void);
 struct fts__clock_state {
 	uint64_t samples_taken, steps, suspends;
 	int running, faulted;

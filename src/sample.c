@@ -436,10 +436,8 @@ int fts__clock_prepare(uint64_t newest)
 	pthread_mutex_lock(&lock);
 	rc = start_locked();
 	if (rc == 0) {
-		uint64_t c1;
-		int64_t r1;
 		/* Another thread may have sampled while we waited. */
-		if (fts__calib_newest(hist, &c1, &r1) == 0 && newest > c1)
+		if (newest > fts__calib_newest_counter(hist))
 			rc = sample_locked(0);
 	}
 	pthread_mutex_unlock(&lock);
@@ -514,9 +512,4 @@ uint64_t fts__clock_samples_taken(void)
 const struct fts_calib *fts__clock_history(void)
 {
 	return __atomic_load_n(&hist, __ATOMIC_ACQUIRE);
-}
-
-int fts__clock_sampler_running(void)
-{
-	return __atomic_load_n(&running, __ATOMIC_RELAXED);
 }
