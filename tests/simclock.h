@@ -128,6 +128,14 @@ static inline void simc_suspend(long double ns)
 	simc.boot_extra += (int64_t)ns;
 }
 
+/* Suspend for ns while the counter keeps running: monotonic stops, the rest go on. */
+static inline void simc_suspend_counting(long double ns)
+{
+	simc_advance(ns);
+	sim_change(&simc.mono, simc.t, simc.mono.rate[simc.mono.n - 1], -ns);
+	simc.boot_extra += (int64_t)ns;
+}
+
 /* From now on the counter runs at num/den of its rate, starting from value start. */
 static inline void simc_counter_fault(uint64_t start, uint64_t num, uint64_t den)
 {

@@ -150,6 +150,29 @@ static void suspend(void **state)
 	fts__clock_set_source(NULL);
 }
 
+/* A suspend the counter runs through (it keeps counting in some sleep states): no
+ * step against the counter, no fault. */
+static void suspend_counting(void **state)
+{
+	struct fts__clock_state cs;
+	(void)state;
+	start(10);
+	run(1e9L, 1e6L);
+	event_t = (int64_t)simc.t;
+	simc_suspend_counting(600e9L);
+	run(20e3L, 2e3L);
+	assert_int_equal(fts__clock_on_step(), 0);
+	run(1e9L, 1e6L);
+	/* No step: the interval across the suspend is an ordinary 10-minute one, whose
+	 * bound (the rate tolerance over minutes) is wide, but covers. */
+	judge("suspend 10 min, counting", 0);
+	fts__clock_state(&cs);
+	assert_int_equal(cs.faulted, 0);
+	assert_int_equal(cs.steps, 0);
+	assert_true(cs.suspends >= 1);
+	fts__clock_set_source(NULL);
+}
+
 /* A counter fault: new stamps fall back to the clock, old ones stay convertible. */
 static void counter_fault(const char *what, int64_t jump, uint64_t num, uint64_t den)
 {
@@ -258,6 +281,7 @@ int main(void)
 		cmocka_unit_test(steps),
 		cmocka_unit_test(unsignalled_step),
 		cmocka_unit_test(suspend),
+		cmocka_unit_test(suspend_counting),
 		cmocka_unit_test(counter_faults),
 		cmocka_unit_test(clocksource_switch),
 		cmocka_unit_test(slews),
