@@ -83,11 +83,11 @@ retry:
 			if (!err && line_run(&seg, stamps, n, ns, &i))
 				continue;
 			where = 0;
-		}
-		else if (x > seg.c1 && seg.c1 == newest && seg.c0 <= seg.c1)
+		} else if (x > seg.c1 && seg.c1 == newest && seg.c0 <= seg.c1) {
 			where = 1;
-		else if ((where = fts__calib_lookup(h, x, &seg)) == -ENODATA)
+		} else if ((where = fts__calib_lookup(h, x, &seg)) == -ENODATA) {
 			rc = -EAGAIN;
+		}
 		if (rc == 0)
 			rc = fts__seg_convert(&seg, where, x, &ns[i], err ? &err[i] : NULL);
 		if (where < 0) {  /* an interval cached from before it is no use */

@@ -10,7 +10,8 @@
  *  - a counter fault (jump, reset, rate change after a VM migration): the counter's
  *    rate against monotonic leaves the slew band. New stamps then fall back to
  *    clock_gettime (tagged, exact) and the history stops growing, so every counter
- *    stamp taken before stays convertible with the samples of its time.
+ *    stamp taken before stays convertible with the samples of its time. So does the
+ *    kernel leaving the counter as its clocksource (checked every second).
  * The background thread samples every 100 ms and waits on a timerfd armed with
  * TFD_TIMER_CANCEL_ON_SET, which the kernel fires when the wall clock is set (and on
  * resume). The sample it takes right then, with the previous one, shows the step; the
@@ -39,9 +40,9 @@
 #define SAMPLER_PERIOD_NS 100000000   /* background sampler period */
 #define SAMPLER_IDLE_ROUNDS 100       /* 10 s without conversions: the thread exits */
 #define SAMPLE_TRIES 5                /* keep the narrowest of this many brackets */
-/* The counter's rate against CLOCK_MONOTONIC may move with NTP (both are slewed
- * alike, but monotonic's rate against the counter is the slewed one): far beyond
- * that is a fault. */
+/* CLOCK_MONOTONIC runs at the counter's rate times NTP's correction (at most 500 ppm
+ * of frequency plus 500 ppm of adjtime slew): a change of the counter's rate against
+ * it beyond this is a fault. */
 #define FAULT_PPM 2000
 #define FAULT_SLACK_NS 2000           /* read-position noise between the clocks */
 /* Steps smaller than this are left to the history's own step handling. */
