@@ -174,7 +174,7 @@ static int classify(const struct fts_calib *c, size_t k)
 		long double sj = slope(c, j), nj = slope_noise(c, j);
 		if (j == k)
 			continue;
-		if (fabsl(sj - s) > s * STEP_PPM * 1e-6L + noise + nj)
+		if (fabsl(sj - s) > fminl(s, fabsl(sj)) * STEP_PPM * 1e-6L + noise + nj)
 			disagree++;
 		else if (nj < s * STEP_PPM * 0.5e-6L)
 			agree++;
