@@ -156,11 +156,12 @@ static int seg_is_step(const struct fts_calib *c, size_t k)
 	return c->knots[k].step;
 }
 
-/* A step: the rate disagrees with the intervals around it by more than any slew could.
- * Only intervals whose rate is known to better than half that margin (at this
- * interval's rate) take part. Clean
- * means at least one of them agrees and no more disagree than agree; when none can
- * tell, there is no step. Doubt counts as a step: its bound then covers both sides. */
+/* A step: the rate disagrees with the intervals around it by more than any slew could
+ * (2000 ppm of the smaller rate, plus both rates' noise). An interval agrees only if its
+ * rate is known to better than half that margin, else its noise would let it agree
+ * with anything. Clean means at least one agrees and no more disagree than agree; when
+ * none can tell, there is no step (and the band allows for a small one). Doubt counts
+ * as a step: its bound then covers both sides. */
 static int classify(const struct fts_calib *c, size_t k)
 {
 	size_t nseg = c->n - 1, from = k > STEP_WINDOW ? k - STEP_WINDOW : 0;
