@@ -44,8 +44,8 @@
 /* A step is judged by the intervals up to this many on each side. */
 #define STEP_WINDOW 4
 /* A new sample changes step verdicts STEP_WINDOW intervals back, and the bands (which
- * look one interval away) next to those. */
-#define REFRESH_BACK (STEP_WINDOW + 3)
+ * look up to STEP_WINDOW intervals away) beyond those. */
+#define REFRESH_BACK (2 * STEP_WINDOW + 2)
 
 struct knot {
 	uint64_t c;      /* bracket midpoint */
@@ -241,15 +241,16 @@ static int64_t to_fixed(long double v, uint32_t shift)
 	return (int64_t)llroundl(f);
 }
 
-/* The interval next to k on side dir (-1, +1), if there is one and it holds no step:
- * its rate is what k's rate may have changed to or from. -1 otherwise. */
+/* The nearest interval on side dir (-1, +1) of k, within STEP_WINDOW, that holds no
+ * step: its rate is what k's rate may have changed to or from (a step moves the clock,
+ * not its rate, so steps in between do not matter). -1 if there is none. */
 static long neighbour(const struct fts_calib *c, size_t k, int dir)
 {
-	long j = (long)k + dir;
-
-	if (j < 0 || (size_t)j + 1 >= c->n || seg_is_step(c, (size_t)j))
-		return -1;
-	return j;
+	for (long j = (long)k + dir, hops = 0; j >= 0 && (size_t)j + 1 < c->n && hops < STEP_WINDOW;
+	     j += dir, hops++)
+		if (!seg_is_step(c, (size_t)j))
+			return j;
+	return -1;
 }
 
 /* The rates interval k may run at, before the tolerance is added. Between two samples
@@ -271,10 +272,10 @@ static void band_of(const struct fts_calib *c, size_t k, long double *plo, long 
 	}
 	if (!step) {
 		/* With no neighbour to give the rate, a step too small to tell from a slew
-		 * could hide in this interval's own rate: allow for it (a merged interval
-		 * was checked at every sample it absorbed). */
+		 * could hide in this interval's own rate: allow for the most the step rule
+		 * lets pass (a merged interval was checked at every sample it absorbed). */
 		long double widen = have || c->knots[k].span ? 0 :
-				    fabsl(slope(c, k)) * STEP_PPM * 1e-6L;
+				    fabsl(slope(c, k)) * STEP_PPM * 1.5e-6L + slope_noise(c, k);
 		band_add(&lo, &hi, &have, c, k, 0);
 		lo -= widen;
 		hi += widen;
