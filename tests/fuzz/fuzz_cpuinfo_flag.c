@@ -14,23 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "internal.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                      \
-	do {                                                                             \
-		if (!(cond)) {                                                           \
-			fprintf(stderr, "fuzz_cpuinfo_flag: invariant failed at line %d: %s\n", \
-				__LINE__, #cond);                                        \
-			__builtin_trap();                                                \
-		}                                                                        \
-	} while (0)
-
-static int space(char ch)
-{
-	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f';
-}
 
 static char *dup_n(const uint8_t *p, size_t n)
 {
@@ -46,7 +31,7 @@ static int plain_word(const char *s)
 	if (!*s)
 		return 0;
 	for (; *s; s++)
-		if (space(*s))
+		if (fuzz_space(*s))
 			return 0;
 	return 1;
 }
@@ -96,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		/* The fuzzed first line, whitespace squeezed to single spaces. */
 		for (size_t i = 0; i < l1; i++)
-			words[wn++] = space(text[i]) ? ' ' : text[i];
+			words[wn++] = fuzz_space(text[i]) ? ' ' : text[i];
 		words[wn] = '\0';
 
 		sprintf(doc, "processor\t: 0\nflags\t\t: %s %s fpu\n%s", words, flag,

@@ -12,23 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "internal.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                    \
-	do {                                                                           \
-		if (!(cond)) {                                                         \
-			fprintf(stderr, "fuzz_parse_word: invariant failed at line %d: %s\n", \
-				__LINE__, #cond);                                      \
-			__builtin_trap();                                              \
-		}                                                                      \
-	} while (0)
-
-static int space(char ch)
-{
-	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f';
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -47,9 +32,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(out, 0x5a, len ? len : 1);
 
 	rc = fts__parse_word(text, out, len);
-	while (space(text[skip]))
+	while (fuzz_space(text[skip]))
 		skip++;
-	while (text[skip + wl] && !space(text[skip + wl]))
+	while (text[skip + wl] && !fuzz_space(text[skip + wl]))
 		wl++;
 	if (rc == 0) {
 		CHECK(wl > 0 && wl < len);
