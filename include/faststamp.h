@@ -214,16 +214,19 @@ FTS__API int fts_get_info(struct fts_info *info);
  * four each side) disagree with by more than 2000 ppm, beyond any slew, is a step and
  * is never interpolated: its stamps get the midpoint of the two sides with a bound
  * covering both; in doubt (too few intervals that agree) an interval counts as a step.
- * With no neighbour at all, an interval's band allows for a step too small to tell.
+ * A step's band comes from the nearest intervals whose rates agreed with others,
+ * widened by the largest step the rule could have missed in them. With no neighbour
+ * at all, an interval's band allows for a step too small to tell.
  * Before the oldest and after the newest sample the rate band is extrapolated, so the
  * bound grows with the distance.
  *
  * Memory is bounded: a sample whose two intervals agree in rate within their noise,
  * and that the line through its neighbours predicts within eight times its noise, is
- * merged away (its residual is kept in the bound), so a steady clock keeps about one
- * sample in eight. When max_samples is reached, the older half of the history is
- * thinned (every other sample dropped, their residuals kept): exact conversion reaches
- * back over the whole history, with bounds that grow as old intervals get coarser.
+ * merged away, so a steady clock keeps about one sample in ten. The merged interval's
+ * bound covers all that the bounds of the two it replaces covered. When max_samples
+ * is reached, the older half of the history is thinned (every other sample dropped,
+ * merged the same way): exact conversion reaches back over the whole history, with
+ * bounds that grow as old intervals get coarser.
  *
  * Threads: fts_calib_add() calls on one history must be serialised by the caller;
  * fts_calib_convert() may run in any number of threads concurrently with them (it

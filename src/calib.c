@@ -54,6 +54,7 @@ struct knot {
 	int64_t emid;    /* how far merged samples after this knot lay from its line, ns */
 	uint64_t span;   /* longest original gap in the interval after it, 0 = its length */
 	int step;        /* the interval after it holds a step */
+	int sure;        /* not a step, and intervals around it agree with its rate */
 	int final;       /* that verdict is settled: it had a full window each side */
 	/* Merged interval: the rate (and its noise) of the original intervals at its two
 	 * edges, which is what a neighbour's rate may have changed from or to. */
@@ -141,14 +142,16 @@ static uint64_t seg_len(const struct fts_calib *c, size_t k)
 /* How far the slope of interval k may be off: the reference reads lay somewhere in
  * their brackets, so the true rate lies between dr / (len + w0 + w1) and
  * dr / (len - w0 - w1), and the reference's 1 ns resolution adds 2 ns. */
+static long double rate_noise(long double s, uint64_t len, uint64_t w)
+{
+	if (len <= w)   /* the brackets overlap: the rate is not known from this interval */
+		return fabsl(s) + 2;
+	return (fabsl(s) * (long double)w + 2) / (long double)(len - w);
+}
+
 static long double slope_noise(const struct fts_calib *c, size_t k)
 {
-	const struct knot *a = &c->knots[k], *b = &c->knots[k + 1];
-	long double len = (long double)(b->c - a->c), w = (long double)(a->w + b->w);
-
-	if (len <= w)   /* the brackets overlap: the rate is not known from this interval */
-		return fabsl(slope(c, k)) + 2;
-	return (fabsl(slope(c, k)) * w + 2) / (len - w);
+	return rate_noise(slope(c, k), seg_len(c, k), c->knots[k].w + c->knots[k + 1].w);
 }
 
 static int seg_is_step(const struct fts_calib *c, size_t k)
@@ -160,15 +163,17 @@ static int seg_is_step(const struct fts_calib *c, size_t k)
  * (2000 ppm of the smaller rate, plus both rates' noise). An interval agrees only if its
  * rate is known to better than half that margin, else its noise would let it agree
  * with anything. Clean means at least one agrees and no more disagree than agree; when
- * none can tell, there is no step (and the band allows for a small one). Doubt counts
- * as a step: its bound then covers both sides. */
-static int classify(const struct fts_calib *c, size_t k)
+ * none can tell, there is no step (and the band allows for a small one), but the
+ * verdict is not sure: a step too small for the noise may hide in its rate. Doubt
+ * counts as a step: its bound then covers both sides. */
+static int classify(const struct fts_calib *c, size_t k, int *sure)
 {
 	size_t nseg = c->n - 1, from = k > STEP_WINDOW ? k - STEP_WINDOW : 0;
 	size_t to = k + STEP_WINDOW + 1 < nseg ? k + STEP_WINDOW + 1 : nseg;
 	long double s = slope(c, k), noise = slope_noise(c, k);
 	unsigned agree = 0, disagree = 0;
 
+	*sure = 0;
 	if (s <= 0)
 		return 1;
 	for (size_t j = from; j < to; j++) {
@@ -182,7 +187,8 @@ static int classify(const struct fts_calib *c, size_t k)
 	}
 	if (agree + disagree == 0)
 		return 0;
-	return agree == 0 || disagree > agree;
+	*sure = agree > 0 && disagree <= agree;
+	return !*sure;
 }
 
 /* The rate of interval k at its edge on side dir (-1 left, +1 right), and its noise. */
@@ -204,9 +210,11 @@ static void edge_rate(const struct fts_calib *c, size_t k, int dir, long double 
 }
 
 /* Widen [lo, hi] by the rate of interval k (at its edge on side dir; 0: its own line)
- * and its noise. */
+ * and its noise; with hidden, also by the most that a step too small for the step rule
+ * could have moved that rate: 2000 ppm (a 1.5 factor for the noise of the rate it
+ * agreed with, under half of that) plus its own noise. */
 static void band_add(long double *lo, long double *hi, int *have, const struct fts_calib *c,
-		     size_t k, int dir)
+		     size_t k, int dir, int hidden)
 {
 	long double s, e;
 
@@ -216,6 +224,8 @@ static void band_add(long double *lo, long double *hi, int *have, const struct f
 		s = slope(c, k);
 		e = slope_noise(c, k);
 	}
+	if (hidden)
+		e += fabsl(s) * STEP_PPM * 1.5e-6L + e;
 	if (!*have || s - e < *lo)
 		*lo = s - e;
 	if (!*have || s + e > *hi)
@@ -241,14 +251,21 @@ static int64_t to_fixed(long double v, uint32_t shift)
 	return (int64_t)llroundl(f);
 }
 
-/* The nearest interval on side dir (-1, +1) of k, within STEP_WINDOW, that holds no
- * step: its rate is what k's rate may have changed to or from (a step moves the clock,
- * not its rate, so steps in between do not matter). -1 if there is none. */
-static long neighbour(const struct fts_calib *c, size_t k, int dir)
+/* Can interval j give another interval its rate? It holds no step; with sure, it is
+ * also known to hold none too small to see (its rate agreed with others). */
+static int rate_source(const struct fts_calib *c, size_t j, int sure)
+{
+	return !seg_is_step(c, j) && (!sure || c->knots[j].sure);
+}
+
+/* The nearest interval on side dir (-1, +1) of k, within STEP_WINDOW, that can give k
+ * its rate: what k's rate may have changed to or from (a step moves the clock, not its
+ * rate, so steps in between do not matter). -1 if there is none. */
+static long neighbour(const struct fts_calib *c, size_t k, int dir, int sure)
 {
 	for (long j = (long)k + dir, hops = 0; j >= 0 && (size_t)j + 1 < c->n && hops < STEP_WINDOW;
 	     j += dir, hops++)
-		if (!seg_is_step(c, (size_t)j))
+		if (rate_source(c, (size_t)j, sure))
 			return j;
 	return -1;
 }
@@ -256,7 +273,9 @@ static long neighbour(const struct fts_calib *c, size_t k, int dir)
 /* The rates interval k may run at, before the tolerance is added. Between two samples
  * the rate may change at an unknown point: the neighbours' rates bound it. A merged
  * interval was checked at every sample it absorbed, and carries what the rate did
- * between them in its residual: its own rate will do. */
+ * between them in its residual: its own rate will do. A step's own rate says nothing,
+ * and a small step hidden in a neighbour's rate would shift its whole band: it takes
+ * sure neighbours only, allowing for what may hide in them. */
 static void band_of(const struct fts_calib *c, size_t k, long double *plo, long double *phi)
 {
 	size_t nseg = c->n - 1;
@@ -265,27 +284,23 @@ static void band_of(const struct fts_calib *c, size_t k, long double *plo, long 
 	long j;
 
 	if (!c->knots[k].span) {
-		if ((j = neighbour(c, k, -1)) >= 0)
-			band_add(&lo, &hi, &have, c, (size_t)j, 1);   /* its right edge */
-		if ((j = neighbour(c, k, 1)) >= 0)
-			band_add(&lo, &hi, &have, c, (size_t)j, -1);  /* its left edge */
+		if ((j = neighbour(c, k, -1, step)) >= 0)
+			band_add(&lo, &hi, &have, c, (size_t)j, 1, step);   /* its right edge */
+		if ((j = neighbour(c, k, 1, step)) >= 0)
+			band_add(&lo, &hi, &have, c, (size_t)j, -1, step);  /* its left edge */
 	}
 	if (!step) {
 		/* With no neighbour to give the rate, a step too small to tell from a slew
 		 * could hide in this interval's own rate: allow for the most the step rule
 		 * lets pass (a merged interval was checked at every sample it absorbed). */
-		long double widen = have || c->knots[k].span ? 0 :
-				    fabsl(slope(c, k)) * STEP_PPM * 1.5e-6L + slope_noise(c, k);
-		band_add(&lo, &hi, &have, c, k, 0);
-		lo -= widen;
-		hi += widen;
+		band_add(&lo, &hi, &have, c, k, 0, !have && !c->knots[k].span);
 	} else if (!have) {
-		/* A step with no clean neighbour: borrow the nearest clean interval. */
+		/* A step with no sure neighbour: borrow the nearest sure interval. */
 		for (size_t d = 1; d < nseg && !have; d++) {
-			if (k >= d && !seg_is_step(c, k - d))
-				band_add(&lo, &hi, &have, c, k - d, 1);
-			else if (k + d < nseg && !seg_is_step(c, k + d))
-				band_add(&lo, &hi, &have, c, k + d, -1);
+			if (k >= d && rate_source(c, k - d, 1))
+				band_add(&lo, &hi, &have, c, k - d, 1, 1);
+			else if (k + d < nseg && rate_source(c, k + d, 1))
+				band_add(&lo, &hi, &have, c, k + d, -1, 1);
 		}
 		if (!have) {    /* nothing is known of the rate: anywhere up to the fastest seen */
 			lo = 0;
@@ -297,21 +312,40 @@ static void band_of(const struct fts_calib *c, size_t k, long double *plo, long 
 	*phi = hi;
 }
 
+/* What interval k publishes, before rounding: its rate band with the tolerance, the
+ * uncertainties at its ends, and its span. */
+struct seg_params {
+	long double lo, hi, e0, e1;
+	uint64_t span;
+};
+
+static void seg_params(const struct fts_calib *c, size_t k, struct seg_params *p)
+{
+	const struct knot *a = &c->knots[k], *b = &c->knots[k + 1];
+	long double m;
+
+	band_of(c, k, &p->lo, &p->hi);
+	m = (p->lo + p->hi) / 2;
+	p->lo -= fabsl(m) * c->tol;
+	p->hi += fabsl(m) * c->tol;
+	if (p->lo < 0)
+		p->lo = 0;
+	p->e0 = fmaxl((long double)a->w * p->hi + 1, (long double)a->emid);
+	p->e1 = fmaxl((long double)b->w * p->hi + 1, (long double)a->emid);
+	p->span = a->span ? a->span : b->c - a->c;
+}
+
 /* Rebuild interval k from its knots and neighbours and publish it. */
 static void seg_build(struct fts_calib *c, size_t k, int step)
 {
 	const struct knot *a = &c->knots[k], *b = &c->knots[k + 1];
-	long double s = slope(c, k), lo, hi, m;
+	long double s = slope(c, k), m;
 	struct fts__seg *g = &c->segs[k];
 	uint32_t shift = FIXED_MAX_SHIFT;
+	struct seg_params p;
 
-	band_of(c, k, &lo, &hi);
-	m = (lo + hi) / 2;
-	lo -= fabsl(m) * c->tol;
-	hi += fabsl(m) * c->tol;
-	if (lo < 0)
-		lo = 0;
-	m = fmaxl(fabsl(s), hi);
+	seg_params(c, k, &p);
+	m = fmaxl(fabsl(s), p.hi);
 	while (shift > 0 && ldexpl(m, (int)shift) >= 0x1p62L)
 		shift--;
 
@@ -321,11 +355,11 @@ static void seg_build(struct fts_calib *c, size_t k, int step)
 	FTS__ST(g->r1, b->r);
 	FTS__ST(g->shift, shift);
 	FTS__ST(g->mult, to_fixed(s, shift));
-	FTS__ST(g->lo, to_fixed(lo, shift));
-	FTS__ST(g->hi, to_fixed(hi, shift));
-	FTS__ST(g->span, a->span ? a->span : b->c - a->c);
-	FTS__ST(g->e0, clamp_ns(fmaxl((long double)a->w * hi + 1, (long double)a->emid)));
-	FTS__ST(g->e1, clamp_ns(fmaxl((long double)b->w * hi + 1, (long double)a->emid)));
+	FTS__ST(g->lo, to_fixed(p.lo, shift));
+	FTS__ST(g->hi, to_fixed(p.hi, shift));
+	FTS__ST(g->span, p.span);
+	FTS__ST(g->e0, clamp_ns(p.e0));
+	FTS__ST(g->e1, clamp_ns(p.e1));
 	FTS__ST(g->step, (uint32_t)step);
 }
 
@@ -346,7 +380,7 @@ static void refresh(struct fts_calib *c, size_t from)
 	for (size_t k = from; k < nseg; k++) {
 		if (c->knots[k].final)
 			continue;
-		c->knots[k].step = classify(c, k);
+		c->knots[k].step = classify(c, k, &c->knots[k].sure);
 		c->knots[k].final = k + STEP_WINDOW < nseg;
 	}
 	/* A band looks one interval back, so the one before the range changes too. */
@@ -360,31 +394,57 @@ static long double knot_err(const struct fts_calib *c, size_t k, long double rat
 	return (long double)c->knots[k].w * fabsl(rate) + 1;
 }
 
-/* Residual bound after dropping knot k (between k-1 and k+1): how far the truth inside
- * the merged interval may lie from the new line, beyond what the new interval's own
- * rate band covers: the residual at k, what the two intervals had absorbed, and how
- * far their rates (and rate bands) differ from the new line's. */
+/* How far the truth may lie from the line (cr, rr) -> slope sn inside interval j: j's
+ * own bound (the hull of its two cones, as fts__seg_eval draws it) around its line,
+ * moved by the distance between the two lines. Both edges of the hull are concave in
+ * x, pieces joined at the ends and at span from either end, so the worst is at one of
+ * those points. */
+static long double envelope_off(const struct fts_calib *c, size_t j, uint64_t cr,
+				int64_t rr, long double sn)
+{
+	const struct knot *a = &c->knots[j], *b = &c->knots[j + 1];
+	long double sj = slope(c, j), up, dn, worst = 0;
+	struct seg_params p;
+	uint64_t len = b->c - a->c, at[4];
+
+	seg_params(c, j, &p);
+	up = p.hi - sj;
+	dn = sj - p.lo;
+	at[0] = 0;
+	at[1] = len;
+	at[2] = p.span < len ? p.span : len;
+	at[3] = len - at[2];
+	for (int i = 0; i < 4; i++) {
+		long double d1 = (long double)(at[i] < p.span ? at[i] : p.span);
+		long double d2 = (long double)(len - at[i] < p.span ? len - at[i] : p.span);
+		long double hi_off = fmaxl(d1 * up + p.e0, d2 * dn + p.e1);
+		long double lo_off = fminl(-d1 * dn - p.e0, -d2 * up - p.e1);
+		long double moved = (long double)((__int128)a->r - rr) + (sj - sn) * (long double)at[i] -
+				    sn * (long double)(a->c - cr);
+		worst = fmaxl(worst, fmaxl(hi_off + moved, -(lo_off + moved)));
+	}
+	return worst;
+}
+
+/* The residual to keep after dropping knot k (between k-1 and k+1): the merged interval
+ * must bound the truth wherever its two intervals did. fts__seg_eval bounds a merged
+ * interval by its residual plus its own cone, and that cone reaches at least
+ * min(span, length / 2) from one end at every point, so that much of the old bounds
+ * is covered already. */
 static long double merged_resid(const struct fts_calib *c, size_t k)
 {
 	const struct knot *a = &c->knots[k - 1], *b = &c->knots[k], *d = &c->knots[k + 1];
-	long double s = ((long double)d->r - a->r) / (long double)(d->c - a->c);
-	long double resid = fabsl((long double)b->r - (a->r + s * (long double)(b->c - a->c)));
-	long double noise = (fabsl(s) * (long double)(a->w + d->w) + 2) / (long double)(d->c - a->c);
-	long double inner = fmaxl(fmaxl((long double)a->emid, (long double)b->emid),
-				  knot_err(c, k, s));
-	long double excess = 0;
+	uint64_t len = d->c - a->c, sa = a->span ? a->span : b->c - a->c;
+	uint64_t sb = b->span ? b->span : d->c - b->c, span = sa > sb ? sa : sb;
+	long double s = ((long double)d->r - a->r) / (long double)len;
+	long double noise = rate_noise(s, len, a->w + d->w);
+	long double lo = fmaxl(0, s - noise - fabsl(s) * c->tol), hi = s + noise + fabsl(s) * c->tol;
+	long double reach = (long double)(span < len / 2 ? span : len / 2);
+	long double worst = fmaxl(envelope_off(c, k - 1, a->c, a->r, s),
+				  envelope_off(c, k, a->c, a->r, s));
 
-	for (size_t j = k - 1; j <= k; j++) {
-		long double lo, hi, sj = slope(c, j);
-		uint64_t span = c->knots[j].span ? c->knots[j].span : seg_len(c, j);
-		band_of(c, j, &lo, &hi);
-		/* a rate difference within the interval's own noise is its ends' noise,
-		 * which inner already holds */
-		excess = fmaxl(excess, (fmaxl(0, fabsl(sj - s) - slope_noise(c, j)) +
-					fmaxl(0, hi - lo - 2 * noise - 2 * slope_noise(c, j))) *
-					       (long double)span);
-	}
-	return resid + inner + excess;
+	/* +2: the published fixed-point rates and products round */
+	return fmaxl(0, worst - fmaxl(hi - s, s - lo) * reach) + 2;
 }
 
 static void drop_knot(struct fts_calib *c, size_t k, long double resid)
@@ -403,6 +463,7 @@ static void drop_knot(struct fts_calib *c, size_t k, long double resid)
 	a->emid = clamp_ns(resid);
 	a->span = sa > sb ? sa : sb;
 	a->step = 0;     /* two clean intervals make a clean one */
+	a->sure = a->sure && b->sure;
 	a->final = 1;
 	memmove(&c->knots[k], &c->knots[k + 1], (c->n - k - 1) * sizeof(c->knots[0]));
 	FTS__ST(c->n, c->n - 1);
