@@ -68,17 +68,13 @@ int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_
 {
 	struct fts__seg seg;
 	int64_t ns, err;
-	unsigned seq;
 	int where, rc;
 
 	if (!c || !ref_ns) {
 		errno = EINVAL;
 		return -1;
 	}
-	do {
-		seq = fts__calib_read_begin(c);
-		where = fts__calib_lookup(c, counter, &seg);
-	} while (fts__calib_read_retry(c, seq));
+	where = fts__calib_find(c, counter, &seg);
 	if (where == -ENODATA) {
 		errno = ENODATA;
 		return -1;

@@ -127,11 +127,9 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 
 int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
 {
-	const struct fts_calib *h;
 	struct fts__seg seg;
 	fast_timestamp_t x;
 	int64_t v, e;
-	unsigned seq;
 	int where, rc;
 
 	if (!stamp || !ns) {
@@ -150,11 +148,7 @@ int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
 		errno = -rc;
 		return -1;
 	}
-	h = fts__clock_history();
-	do {
-		seq = fts__calib_read_begin(h);
-		where = fts__calib_lookup(h, x, &seg);
-	} while (fts__calib_read_retry(h, seq));
+	where = fts__calib_find(fts__clock_history(), x, &seg);
 	if (where == -ENODATA)
 		rc = -EAGAIN;
 	else

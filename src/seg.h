@@ -180,6 +180,20 @@ static inline int fts__calib_lookup(const struct fts_calib *c, uint64_t x, struc
 	return x > seg->c1 ? 1 : 0;
 }
 
+/* The interval for x, copied under the sequence count (a consistent copy); returns
+ * fts__calib_lookup's where. */
+static inline int fts__calib_find(const struct fts_calib *c, uint64_t x, struct fts__seg *seg)
+{
+	unsigned seq;
+	int where;
+
+	do {
+		seq = fts__calib_read_begin(c);
+		where = fts__calib_lookup(c, x, seg);
+	} while (fts__calib_read_retry(c, seq));
+	return where;
+}
+
 static inline uint64_t fts__calib_newest_counter(const struct fts_calib *c)
 {
 	return FTS__LD(c->newest);
