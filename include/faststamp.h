@@ -19,16 +19,20 @@
  *   While conversions keep happening, a background thread adds a sample every 100 ms
  *   and watches for steps of the wall clock (a timerfd with TFD_TIMER_CANCEL_ON_SET);
  *   a conversion of a stamp more than 2 ms newer than the newest sample takes one
- *   itself; after 10 s without conversions the thread exits.
+ *   itself; after 10 s without conversions the thread exits. When no thread can be
+ *   started, conversions take its samples (at most one per 100 ms) and retry the
+ *   thread after 1 s, 2 s, ... up to 64 s.
  *
  * FAILURE MODES
- *   Each sample also reads CLOCK_MONOTONIC and CLOCK_BOOTTIME. A step of the wall clock
- *   (or a suspend) is placed within the sampler's wake-up latency (>= 50 us): stamps
- *   before it convert to the time before the step, stamps inside it get a bound that
- *   covers both sides. A counter fault (jump, reset, rate change, going backwards
- *   against CLOCK_MONOTONIC, or the kernel leaving the counter as its clocksource)
- *   switches new stamps to clock_gettime; stamps taken before
- *   stay convertible. fts_get_info() says what was seen. See faststamp(3).
+ *   Each sample also reads CLOCK_MONOTONIC, CLOCK_BOOTTIME and CLOCK_MONOTONIC_RAW.
+ *   The counter is judged against CLOCK_MONOTONIC_RAW, which no NTP adjustment
+ *   touches: a jump, a reset, a rate change or a reversal is a counter fault, and so is
+ *   the kernel leaving the counter as its clocksource. A fault switches new stamps to
+ *   clock_gettime; stamps taken before stay convertible. The wall clock is judged
+ *   against the counter: slews of any rate the kernel allows (ADJ_TICK up to 10 %) are
+ *   followed by the history; a step or a suspend lies somewhere between two samples,
+ *   and stamps taken between them get a bound that covers both sides (that span is
+ *   fts_info.step_window_ns). fts_get_info() says what was seen. See faststamp(3).
  *
  * STAMP FORMAT
  *   A fast_timestamp_t is a uint64_t. Bit 63 clear: a counter reading (low 63 bits).
@@ -41,9 +45,16 @@
  *   leave their outputs untouched on failure. store_fast_timestamp() cannot fail and
  *   never changes errno.
  *
- * THREADS AND SIGNALS
+ * THREADS, SIGNALS, FORK AND UNLOADING
  *   Stores are async-signal-safe and thread-safe. Conversions are thread-safe but not
  *   async-signal-safe (they may take a mutex while sampling, and start a thread).
+ *   The sampler thread blocks every signal, so the program's signals never run on it.
+ *   Sleeps inside the library use absolute deadlines: a stream of signals delays a
+ *   call by the handlers' own time only. fork() may be called while other threads
+ *   convert: a pthread_atfork() handler keeps it from landing inside a history write;
+ *   the child starts its own sampler when it converts. The shared library is linked
+ *   with -z nodelete: dlclose() leaves it mapped (its thread may be running), and a
+ *   later dlopen() finds the same instance.
  */
 #ifndef FASTSTAMP_H
 #define FASTSTAMP_H
@@ -120,11 +131,13 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
 /* fast_timestamp_to_timespec - what clock_gettime(CLOCK_REALTIME) read at *stamp.
  *
  * Returns 0, or -1 with errno: EINVAL (a NULL pointer, or a counter stamp on a build
- * without a counter), ERANGE (the time does not fit), EAGAIN or the clock's error (no
- * calibration sample could be taken and there is no history yet).
+ * without a counter), ERANGE (the time does not fit), ENOMEM (no memory for the
+ * history), EAGAIN or the clock's error (no calibration sample could be taken and
+ * there is no history yet).
  * Cost: ~15 ns for a stamp inside the history or just past it; the first conversion
- * in a process calibrates for ~4 ms; a stamp more than 2 ms newer than the newest
- * sample makes this call take a sample (~0.3 us). Thread-safe, not async-signal-safe. */
+ * in a process calibrates for ~4.5 ms; a stamp more than 2 ms newer than the newest
+ * sample makes this call take a sample (@SAMPLE_COST@). Thread-safe, not
+ * async-signal-safe. */
 FTS__API int fast_timestamp_to_timespec(const fast_timestamp_t *stamp, struct timespec *ts);
 
 /* fast_timestamp_to_timeval - what gettimeofday() read at *stamp (microseconds,
@@ -186,7 +199,8 @@ struct fts_info {
 	int sampler_running;     /* 1 while the background sampler thread runs */
 	uint64_t steps_seen;     /* wall-clock steps found between samples */
 	uint64_t suspends_seen;  /* suspends found between samples */
-	int64_t step_window_ns;  /* how long before a signalled step stamps stay ambiguous */
+	int64_t step_window_ns;  /* span of the interval that held the last step or suspend:
+				  * stamps in it get a bound covering both sides; 0: none */
 	/* The system clock against true time, from adjtimex(2): the kernel's NTP estimate.
 	 * Not part of any conversion bound (those are to what the clock read). */
 	int clock_synced;        /* 1 when the kernel considers the clock synchronised */
@@ -194,10 +208,16 @@ struct fts_info {
 	int64_t clock_maxerror_ns;  /* maximum error, -1 if unknown */
 };
 
+/* The least info->size fts_get_info() accepts: the fields up to env_ignored. */
+#define FTS_INFO_MIN_SIZE offsetof(struct fts_info, samples)
+
 /* fts_get_info - describe the backend and the process history.
- * info->size must be set; fields beyond it are not written (so the struct can grow).
+ * info->size must be set, to at least FTS_INFO_MIN_SIZE (sizeof(struct fts_info) for
+ * a program built against this header). Only whole fields that end within info->size
+ * are written: a program built against an older, smaller struct gets the fields it
+ * knows; a size ending inside a field leaves that field and the rest untouched.
  * Measures the counter frequency on first use (~10 ms). Returns 0, or -1 with errno
- * EINVAL (NULL, or size too small for the first field group). */
+ * EINVAL (NULL, or size below FTS_INFO_MIN_SIZE). Not async-signal-safe. */
 FTS__API int fts_get_info(struct fts_info *info);
 
 /* ---- Calibration histories: map any counter to any reference clock ----------------

@@ -14,9 +14,9 @@
 
 static int64_t raw_ns(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	int64_t ns = 0;
+	fts__now(CLOCK_MONOTONIC_RAW, &ns);
+	return ns;
 }
 
 /* One bracketed reading: the narrowest of a few tries. */
@@ -44,14 +44,13 @@ static void bracket(uint64_t (*read)(void), uint64_t *mid, uint64_t *half, int64
 int fts__freq_measure(uint64_t (*read)(void), int ms, uint64_t *hz, uint64_t *err_ppb)
 {
 	uint64_t c0, c1, w0, w1;
-	int64_t t0, t1;
-	struct timespec d = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+	int64_t t0, t1, start;
 
 	if (!read || ms <= 0 || !hz)
 		return -EINVAL;
 	bracket(read, &c0, &w0, &t0);
-	while (nanosleep(&d, &d) && errno == EINTR)
-		;
+	if (fts__now(CLOCK_MONOTONIC, &start) == 0)
+		fts__sleep_until(start + (int64_t)ms * 1000000);
 	bracket(read, &c1, &w1, &t1);
 	if (c1 <= c0 || t1 <= t0)
 		return -EAGAIN;

@@ -6,6 +6,30 @@
 
 #include "internal.h"
 
+/* Where each field of struct fts_info ends, in order. */
+#define END(f) (offsetof(struct fts_info, f) + sizeof(((struct fts_info *)0)->f))
+static const size_t field_end[] = {
+	END(size), END(backend), END(reason), END(counter), END(counter_hz),
+	END(freq_source), END(clocksource), END(cpu_flags), END(env_backend),
+	END(env_ignored), END(samples), END(samples_taken), END(history_ns),
+	END(sampler_running), END(steps_seen), END(suspends_seen), END(step_window_ns),
+	END(clock_synced), END(clock_esterror_ns), END(clock_maxerror_ns),
+};
+_Static_assert(END(clock_maxerror_ns) == sizeof(struct fts_info), "field_end lists every field");
+
+/* The bytes to copy for a caller's struct of size bytes: whole fields only, so a
+ * caller built against an older header gets the fields it knows, and a size that ends
+ * inside a field leaves that field alone rather than copying part of it. */
+static size_t whole_fields(size_t size)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(field_end) / sizeof(field_end[0]); i++)
+		if (field_end[i] <= size)
+			n = field_end[i];
+	return n;
+}
+
 int fts_get_info(struct fts_info *info)
 {
 	const struct fts__choice *ch;
@@ -16,7 +40,7 @@ int fts_get_info(struct fts_info *info)
 	uint64_t a, b;
 	size_t n;
 
-	if (!info || info->size < offsetof(struct fts_info, samples)) {
+	if (!info || info->size < FTS_INFO_MIN_SIZE) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -35,7 +59,9 @@ int fts_get_info(struct fts_info *info)
 	snprintf(v.counter, sizeof(v.counter), "%s", FTS__HAVE_COUNTER ? FTS__COUNTER_NAME : "");
 #endif
 	v.counter_hz = fts__freq(v.freq_source, sizeof(v.freq_source));
-	snprintf(v.clocksource, sizeof(v.clocksource), "%s", ch->clocksource);
+	/* Now, not at the choice: the kernel may have switched since. */
+	if (fts__clock_clocksource(v.clocksource, sizeof(v.clocksource)) < 0)
+		v.clocksource[0] = '\0';
 	snprintf(v.cpu_flags, sizeof(v.cpu_flags), "%s", ch->arch.cpu_flags);
 	snprintf(v.env_backend, sizeof(v.env_backend), "%s", ch->env);
 	v.env_ignored = ch->env_ignored;
@@ -51,7 +77,7 @@ int fts_get_info(struct fts_info *info)
 	v.sampler_running = cs.running;
 	v.steps_seen = cs.steps;
 	v.suspends_seen = cs.suspends;
-	v.step_window_ns = cs.step_window_ns;
+	v.step_window_ns = cs.ambiguous_ns;
 	/* How far the system clock itself may be from true time, by the kernel's NTP
 	 * state: information beside the bound, which is to what the clock read. */
 	int st = adjtimex(&tx);
@@ -59,6 +85,6 @@ int fts_get_info(struct fts_info *info)
 	v.clock_esterror_ns = st >= 0 ? (int64_t)tx.esterror * 1000 : -1;
 	v.clock_maxerror_ns = st >= 0 ? (int64_t)tx.maxerror * 1000 : -1;
 	v.size = info->size;
-	memcpy(info, &v, info->size < sizeof(v) ? info->size : sizeof(v));
+	memcpy(info, &v, whole_fields(info->size));
 	return 0;
 }

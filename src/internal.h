@@ -4,6 +4,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "faststamp.h"
 
@@ -37,17 +38,21 @@ struct fts__seg {
 void fts__calib_reset(struct fts_calib *c);
 
 /* ---- clock.c: the process-wide clock and its fault-injection seam ----------------- */
+/* The health reads of a sample, in this order. */
+struct fts__clocks {
+	int64_t rt, mono, boot, raw;   /* REALTIME, MONOTONIC, BOOTTIME, MONOTONIC_RAW ns */
+};
 struct fts__source {
 	/* Counter for sampling, ordered like store_fast_timestamp() reads it. */
 	uint64_t (*counter)(void *ctx);
 	/* CLOCK_REALTIME in ns; 0 or a negative errno. Read inside the counter bracket. */
 	int (*realtime)(void *ctx, int64_t *ns);
-	/* CLOCK_MONOTONIC and CLOCK_BOOTTIME, read right after; NULL: the real ones. */
-	int (*others)(void *ctx, int64_t *mono, int64_t *boot);
-	/* Wait up to ns for the wall clock to be set: 1 if it was, 0 on timeout. NULL:
-	 * a timerfd with TFD_TIMER_CANCEL_ON_SET. Used by the sampler thread. */
-	int (*wait)(void *ctx, int64_t ns);
-	/* Sleep for about ns (first calibration); NULL for nanosleep. */
+	/* The health reads, right after; NULL: the real clocks. 0 or a negative errno. */
+	int (*clocks)(void *ctx, struct fts__clocks *v);
+	/* Wait about ns (the sampler's period). NULL: until the period's deadline on
+	 * CLOCK_MONOTONIC, or until a timerfd with TFD_TIMER_CANCEL_ON_SET fires. */
+	void (*wait)(void *ctx, int64_t ns);
+	/* Sleep for about ns (first calibration); NULL: the real clock. */
 	void (*sleep)(void *ctx, int64_t ns);
 	/* The kernel's current clocksource; NULL: read sysfs. 0 or negative errno. */
 	int (*clocksource)(void *ctx, char *out, size_t len);
@@ -57,25 +62,35 @@ struct fts__source {
 /* Replace the process clock's source (NULL: the real hardware) and drop the history
  * and any fault. For tests; not safe against concurrent conversions. */
 void fts__clock_set_source(const struct fts__source *src);
-/* Take one sample now (best of a few tries). 0 or negative errno. */
+/* Take one sample now (best of a few tries). 0 or negative errno (-EIO: the counter
+ * is found faulty, or was before). */
 int fts__clock_sample(void);
-/* What the sampler does when the kernel reports the wall clock was set. */
-int fts__clock_on_step(void);
-/* What the sampler does every second: has the kernel left the clocksource it had when
- * the counter was chosen? Then the counter is no longer trusted. 0, or -EIO if so. */
+/* What the sampler does every round: has the kernel left the clocksource it had when
+ * the counter was chosen? Then a last sample is taken and the counter is no longer
+ * trusted. 0, or -EIO if so. */
 int fts__clock_watch(void);
-/* Ready the history to convert counter values up to newest (see clock.c). */
+/* Ready the history to convert counter values up to newest (see sample.c). */
 int fts__clock_prepare(uint64_t newest);
 int fts__clock_uses_hw(void);
+/* The kernel's clocksource now (through the source's seam). 0 or negative errno. */
+int fts__clock_clocksource(char *out, size_t len);
 uint64_t fts__clock_samples_taken(void);
 const struct fts_calib *fts__clock_history(void);
 struct fts__clock_state {
 	uint64_t samples_taken, steps, suspends;
 	int running, faulted;
-	int64_t step_window_ns;
+	int64_t ambiguous_ns;
 	char fault[160];
 };
 void fts__clock_state(struct fts__clock_state *st);
+
+/* ---- now.c: reading and sleeping on the system clocks ---------------------------- */
+/* clock id's time in ns into *ns: 0, or a negative errno. */
+int fts__now(clockid_t id, int64_t *ns);
+/* Sleep until CLOCK_MONOTONIC reaches deadline ns, whatever signals arrive. */
+void fts__sleep_until(int64_t deadline);
+/* ns (>= 0) as a struct timespec. */
+struct timespec fts__timespec(int64_t ns);
 
 /* ---- per architecture: src/arch_<arch>.c ----------------------------------------- */
 struct fts__arch {

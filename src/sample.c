@@ -1,29 +1,42 @@
 /* sample.c - feeding the process history: samples, health checks, the sampler thread.
  *
  * A sample is one CLOCK_REALTIME read bracketed by two counter reads (the narrowest of
- * a few tries), followed by CLOCK_MONOTONIC and CLOCK_BOOTTIME reads. Comparing each
- * sample with the previous one tells apart what happened in between:
- *  - a step of the wall clock (settimeofday, a leap second): realtime - monotonic
- *    changes, while NTP slews move both alike;
- *  - a suspend: boottime - monotonic grows; the counter either stopped with monotonic
- *    or kept running with boottime, anything else is a fault;
- *  - a counter fault (jump, reset, rate change after a VM migration): the counter's
- *    rate against monotonic leaves the slew band. New stamps then fall back to
- *    clock_gettime (tagged, exact) and the history stops growing, so every counter
- *    stamp taken before stays convertible with the samples of its time. So does the
- *    kernel leaving the counter as its clocksource (checked every second).
- * The background thread samples every 100 ms and waits on a timerfd armed with
- * TFD_TIMER_CANCEL_ON_SET, which the kernel fires when the wall clock is set (and on
- * resume). The sample it takes right then, with the previous one, shows the step; the
- * thread's measured wake-up latency bounds when the step happened, so a knot just
- * before that window is added (its time derived from monotonic, which did not step):
- * stamps older than the window convert to the time before the step, stamps inside it
- * get a bound covering both sides.
+ * a few tries): that is what the history gets. Then come the health reads, one
+ * bracket around CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME and
+ * CLOCK_MONOTONIC_RAW; the bracket's width bounds how far apart in time they were
+ * read. Comparing them with the previous sample's tells what happened in between:
+ *  - the counter against CLOCK_MONOTONIC_RAW, which no NTP adjustment, step or slew
+ *    touches (on the counter's own clocksource it is the counter times a constant):
+ *    a jump, a reset or a rate change of the counter is a counter fault. Across a
+ *    suspend RAW stops; the counter may stop with it, or run on for as long as the
+ *    suspend lasted (the kernel measures that with the RTC, to about a second);
+ *  - a step of the wall clock (settimeofday, a leap second): realtime - boottime
+ *    changes. Slews (NTP, ADJ_TICK up to +-10 %) change no offset: they are the
+ *    history's business, which follows the clock's rate against the counter;
+ *  - a suspend: boottime - monotonic grows.
+ * Nothing here moves a sample: the history always gets what the clock read. A step, a
+ * suspend or a fault lies somewhere between two samples, and the history's bound for
+ * that interval covers both sides of it (see calib.c); that interval is the span of
+ * ambiguity, reported in fts_info.step_window_ns. Sampling promptly after an event
+ * keeps it short: the sampler thread waits on a timerfd armed with
+ * TFD_TIMER_CANCEL_ON_SET, which the kernel fires when the wall clock is set and on
+ * resume.
+ *
+ * A counter fault switches new stamps to clock_gettime (tagged, exact). The sample
+ * that found it still joins the history (unless the counter went backwards, when its
+ * values would collide with older ones), so stamps taken before it keep a bound; then
+ * the history stops growing. So does the kernel leaving the counter's clocksource
+ * (its watchdog found the counter unstable), checked every sampler round.
+ *
+ * Without a sampler thread (none could be started, or it exited after 10 s idle),
+ * conversions do its work: at most one sample a period, and a thread start retried
+ * with a backoff.
  */
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,20 +53,24 @@
 #define SAMPLER_PERIOD_NS 100000000   /* background sampler period */
 #define SAMPLER_IDLE_ROUNDS 100       /* 10 s without conversions: the thread exits */
 #define SAMPLE_TRIES 5                /* keep the narrowest of this many brackets */
-/* CLOCK_MONOTONIC runs at the counter's rate times NTP's correction (at most 500 ppm
- * of frequency plus 500 ppm of adjtime slew): a change of the counter's rate against
- * it beyond this is a fault. */
-#define FAULT_PPM 2000
+/* The counter against CLOCK_MONOTONIC_RAW: on the counter's clocksource the two are
+ * one oscillator, so anything past this is the counter's fault. */
+#define FAULT_PPM 500
 #define FAULT_SLACK_NS 2000           /* read-position noise between the clocks */
-/* Steps smaller than this are left to the history's own step handling. */
+/* Offsets between clocks smaller than this (beyond the read noise) are not events. */
 #define STEP_MIN_NS 1000
-#define STEP_WINDOW_MIN_NS 50000      /* the least wake-up latency assumed */
-#define STEP_WINDOW_MAX_NS 20000000
+#define SUSPEND_MIN_NS 1000000
+/* The kernel measures a suspend with the RTC (1 s resolution) unless the clocksource
+ * runs through it: a counter that ran on may differ from boottime by this much. */
+#define SUSPEND_SLACK_NS 2000000000
+#define RETRY_MIN_NS 1000000000       /* a failed thread start is retried after 1 s, */
+#define RETRY_MAX_NS 64000000000      /* doubling up to 64 s */
 
 struct psample {
-	uint64_t b, a;        /* the counter around the realtime read */
-	uint64_t m;           /* the counter after the monotonic and boottime reads */
-	int64_t rt, mono, boot;
+	uint64_t b, a;          /* the counter around the realtime read */
+	int64_t rt;
+	uint64_t hb, ha;        /* the counter around the health reads */
+	struct fts__clocks clk;
 };
 
 static uint64_t hw_counter(void *ctx)
@@ -62,109 +79,78 @@ static uint64_t hw_counter(void *ctx)
 	return fts__arch_counter() & ~FTS_STAMP_CLOCK_TAG;
 }
 
-static int64_t read_clock(clockid_t id, int *err)
-{
-	struct timespec ts;
-	if (clock_gettime(id, &ts)) {
-		*err = -errno;
-		return 0;
-	}
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int hw_realtime(void *ctx, int64_t *ns)
 {
-	int err = 0;
 	(void)ctx;
-	*ns = read_clock(CLOCK_REALTIME, &err);
-	return err;
+	return fts__now(CLOCK_REALTIME, ns);
 }
 
-static int hw_others(void *ctx, int64_t *mono, int64_t *boot)
+static int hw_clocks(void *ctx, struct fts__clocks *v)
 {
-	int err = 0;
+	int rc;
 	(void)ctx;
-	*mono = read_clock(CLOCK_MONOTONIC, &err);
-	*boot = read_clock(CLOCK_BOOTTIME, &err);
-	return err;
-}
-
-static void sleep_ns(int64_t ns)
-{
-	struct timespec ts = { .tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000 };
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
+	if ((rc = fts__now(CLOCK_REALTIME, &v->rt)) < 0 ||
+	    (rc = fts__now(CLOCK_MONOTONIC, &v->mono)) < 0 ||
+	    (rc = fts__now(CLOCK_BOOTTIME, &v->boot)) < 0)
+		return rc;
+	return fts__now(CLOCK_MONOTONIC_RAW, &v->raw);
 }
 
 static const struct fts__source hw_source = { .counter = hw_counter, .realtime = hw_realtime,
-					     .others = hw_others };
+					     .clocks = hw_clocks };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* all state below */
 static struct fts__source src = { .counter = hw_counter, .realtime = hw_realtime,
-				  .others = hw_others };
+				  .clocks = hw_clocks };
 static struct fts_calib *hist;        /* set once; read with acquire */
 static uint64_t taken;                /* samples added */
 static int used;                      /* a conversion happened since the last round */
 static int running;                   /* the sampler thread exists */
-static struct psample last;           /* the previous sample */
+static int64_t retry_at, retry_gap;   /* thread start backoff, CLOCK_MONOTONIC ns */
+static struct psample last, anchor;   /* the previous sample; the rate's baseline */
 static int have_last;
-static long double ticks_per_ns;      /* counter against monotonic, last interval */
+static long double ticks_per_ns;      /* counter against MONOTONIC_RAW */
 static long double ticks_per_ns_err;  /* its relative uncertainty */
-/* A stamp further than this past the newest sample makes its conversion sample first
- * (2 ms of ticks; 0 until the rate is known). Read without the lock. */
-static uint64_t resample_ticks;
-static int64_t step_window_ns = STEP_WINDOW_MIN_NS;
+/* Read without the lock (0 until the rate is known): a stamp further than
+ * resample_ticks past the newest sample makes its conversion sample first; without a
+ * sampler thread, so does a history older than period_ticks. */
+static uint64_t resample_ticks, period_ticks;
+static int64_t ambiguous_ns;          /* span of the interval holding the last event */
 static uint64_t steps_seen, suspends_seen;
 static int faulted;
 static char fault_reason[160];
+
+/* Fork must not land inside a history write: the child would inherit an odd sequence
+ * count that no one finishes. The writer holds the lock across every write. */
+static void before_fork(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void after_fork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
 
 static void after_fork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
 	running = 0;   /* threads do not survive fork */
+	retry_at = retry_gap = 0;
 }
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 static void register_atfork(void)
 {
-	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
-static void fault(const char *fmt, long double v)
+/* New stamps stop using the counter, and the history stops growing. */
+static void fault(const char *why)
 {
 	faulted = 1;
-	snprintf(fault_reason, sizeof(fault_reason), fmt, (double)v);
+	snprintf(fault_reason, sizeof(fault_reason), "%s", why);
 	__atomic_store_n(&fts__store_counter, 0, __ATOMIC_RELAXED);
-}
-
-/* With lock held. The counter was chosen because the kernel kept time with it; if the
- * kernel switched away (its watchdog found the counter unstable), so do new stamps. */
-static int watch_locked(void)
-{
-	const struct fts__choice *ch = fts__backend_choice();
-	char now[32];
-	int rc;
-
-	if (faulted || !ch->store_counter || !ch->clocksource[0])
-		return faulted ? -EIO : 0;
-	rc = src.clocksource ? src.clocksource(src.ctx, now, sizeof(now))
-			     : fts__clocksource(now, sizeof(now));
-	if (rc < 0 || !strcmp(now, ch->clocksource))
-		return 0;
-	faulted = 1;
-	snprintf(fault_reason, sizeof(fault_reason),
-		 "the kernel's clocksource changed from %s to %s", ch->clocksource, now);
-	__atomic_store_n(&fts__store_counter, 0, __ATOMIC_RELAXED);
-	return -EIO;
-}
-
-int fts__clock_watch(void)
-{
-	int rc;
-	pthread_mutex_lock(&lock);
-	rc = watch_locked();
-	pthread_mutex_unlock(&lock);
-	return rc;
 }
 
 static int take(struct psample *s)
@@ -187,68 +173,92 @@ static int take(struct psample *s)
 	}
 	if (!got)
 		return rc < 0 ? rc : -EAGAIN;
-	rc = src.others(src.ctx, &s->mono, &s->boot);
-	s->m = src.counter(src.ctx);
-	return rc;
+	s->hb = src.counter(src.ctx);
+	rc = src.clocks(src.ctx, &s->clk);
+	s->ha = src.counter(src.ctx);
+	return rc < 0 ? rc : s->ha < s->hb ? -EAGAIN : 0;
 }
 
-/* Compare s with the previous sample; 0 if it may join the history, else the counter
- * has failed (and new stamps now fall back). *step gets the wall clock's step against
- * the counter since the previous sample, and *step_noise how far that may be off. */
-static int check(const struct psample *s, long double *step, long double *step_noise)
+static long double hmid(const struct psample *s)
 {
-	long double dmono, dsusp, dc, expect, tol, slack;
-	int stopped, ran;
+	return (long double)s->hb + (long double)(s->ha - s->hb) / 2;
+}
 
-	*step = *step_noise = 0;
-	if (!have_last)
-		return 0;
-	if (s->b < last.a) {
-		fault("counter went backwards by %.0f ticks", (long double)(last.a - s->b));
-		return -1;
+enum verdict { HEALTHY, FAULT_KEEP, FAULT_DROP };
+
+/* Judge s against the previous sample (see the top of the file). */
+static enum verdict check(const struct psample *s)
+{
+	long double ws, wl, npt, noise, dsusp, dstep, dc, draw;
+	char why[128];
+	int ran_on = 0;
+
+	if (!have_last) {
+		anchor = *s;
+		return HEALTHY;
 	}
-	/* Monotonic was read somewhere between b and m: that much noise in each sample
-	 * (microseconds under emulation, tens of ns on hardware). */
-	slack = (long double)(s->m - s->b + last.m - last.b);
-	dmono = (long double)(s->mono - last.mono);
-	dsusp = (long double)((s->boot - s->mono) - (last.boot - last.mono));
-	if (dsusp < FAULT_SLACK_NS)
-		dsusp = 0;
-	dc = (long double)(s->b + (s->a - s->b) / 2) - (long double)(last.b + (last.a - last.b) / 2);
-	stopped = ran = 1;
+	if (s->b < last.a) {
+		snprintf(why, sizeof(why), "counter went backwards by %llu ticks",
+			 (unsigned long long)(last.a - s->b));
+		fault(why);
+		return FAULT_DROP;
+	}
+	ws = (long double)(s->ha - s->hb);
+	wl = (long double)(last.ha - last.hb);
+	dc = hmid(s) - hmid(&last);
+	draw = (long double)(s->clk.raw - last.clk.raw);
+	/* ns per tick: known, or this interval's own */
+	npt = ticks_per_ns > 0 ? 1 / ticks_per_ns : dc > 0 && draw > 0 ? draw / dc : 1;
+	noise = (ws + wl) * npt + FAULT_SLACK_NS;
+	dsusp = (long double)((s->clk.boot - s->clk.mono) - (last.clk.boot - last.clk.mono));
+	dstep = (long double)((s->clk.rt - s->clk.boot) - (last.clk.rt - last.clk.boot));
 	if (ticks_per_ns > 0) {
-		expect = dmono * ticks_per_ns;
-		tol = expect * (FAULT_PPM * 1e-6L + ticks_per_ns_err) + ticks_per_ns * FAULT_SLACK_NS +
-		      slack;
-		stopped = dc >= expect - tol && dc <= expect + tol;
-		ran = dsusp > 0 && dc >= expect + dsusp * ticks_per_ns * (1 - FAULT_PPM * 1e-6L) - tol &&
-		      dc <= expect + dsusp * ticks_per_ns * (1 + FAULT_PPM * 1e-6L) + tol;
-		if (!stopped && !ran) {
-			fault("counter left its rate against CLOCK_MONOTONIC by %.0f ppm",
-			      (dc - expect) / expect * 1e6L);
-			return -1;
+		long double expect = draw * ticks_per_ns;
+		long double tol = expect * (FAULT_PPM * 1e-6L + ticks_per_ns_err) + ws + wl +
+				  FAULT_SLACK_NS * ticks_per_ns;
+		int suspended = dsusp > SUSPEND_MIN_NS + noise;
+
+		if (fabsl(dc - expect) > tol) {
+			long double most = (draw + dsusp + SUSPEND_SLACK_NS) * ticks_per_ns;
+			if (!suspended || dc < expect || dc > most + tol) {
+				snprintf(why, sizeof(why), "counter left its rate against "
+					 "CLOCK_MONOTONIC_RAW by %.0f ppm",
+					 (double)(expect > 0 ? (dc - expect) / expect * 1e6L : dc));
+				fault(why);
+				return FAULT_KEEP;
+			}
+			ran_on = 1;   /* it counted through the suspend */
 		}
 	}
-	if (dsusp > 0)
+	if (dsusp > SUSPEND_MIN_NS + noise)
 		suspends_seen++;
-	/* The wall clock moved against monotonic by a step, or by a suspend that the
-	 * counter slept through too. */
-	*step = (long double)((s->rt - s->mono) - (last.rt - last.mono)) - (ran && !stopped ? dsusp : 0);
-	*step_noise = ticks_per_ns > 0 ? slack / ticks_per_ns : 0;
-	if (dmono > 1e6L && dc > slack) {   /* rate over at least 1 ms */
-		ticks_per_ns = dc / dmono;
-		ticks_per_ns_err = slack / (dc - slack);
+	if (fabsl(dstep) > STEP_MIN_NS + noise)
+		steps_seen++;
+	if (dsusp > SUSPEND_MIN_NS + noise || fabsl(dstep) > STEP_MIN_NS + noise || ran_on)
+		ambiguous_ns = (int64_t)(dc * npt) + (int64_t)(ran_on ? dsusp : 0);
+	/* The rate over the longest baseline: from the anchor, moved past any suspend the
+	 * counter ran through (RAW did not). */
+	if (ran_on) {
+		anchor = *s;
+	} else if (s->clk.raw - anchor.clk.raw >= 1000000) {
+		long double span = hmid(s) - hmid(&anchor);
+		ticks_per_ns = span / (long double)(s->clk.raw - anchor.clk.raw);
+		ticks_per_ns_err = (ws + (long double)(anchor.ha - anchor.hb)) / span;
 		__atomic_store_n(&resample_ticks, (uint64_t)(ticks_per_ns * RESAMPLE_NS),
 				 __ATOMIC_RELAXED);
+		__atomic_store_n(&period_ticks, (uint64_t)(ticks_per_ns * SAMPLER_PERIOD_NS),
+				 __ATOMIC_RELAXED);
 	}
-	return 0;
+	return HEALTHY;
 }
 
-/* With lock held. signalled: the kernel just said the wall clock was set. */
-static int sample_locked(int signalled)
+/* With lock held. Take a sample and add it to the history. why: a reason to stop
+ * trusting the counter found before sampling (the kernel left its clocksource), or
+ * NULL. */
+static int sample_locked(const char *why)
 {
 	struct psample s;
-	long double step, noise;
+	enum verdict v;
 	int rc;
 
 	if (faulted)
@@ -261,43 +271,56 @@ static int sample_locked(int signalled)
 	}
 	if ((rc = take(&s)) < 0)
 		return rc;
-	if (check(&s, &step, &noise) < 0)
-		return -EIO;
-	if (fabsl(step) > STEP_MIN_NS + noise) {
-		steps_seen++;
-		/* Known to be before the step: the wake-up latency window before now. Its
-		 * wall time is monotonic's (which did not step) with the old offset. */
-		uint64_t mid = s.b + (s.a - s.b) / 2;
-		uint64_t back = (uint64_t)((long double)step_window_ns * ticks_per_ns);
-		uint64_t w = (s.m - s.b) + (last.m - last.b) + 64;
-		if (signalled && ticks_per_ns > 0 && mid > back + w && mid - back - w > last.a + w)
-			fts_calib_add(hist, mid - back - w, s.rt - (int64_t)step - step_window_ns,
-				      mid - back + w);
-	}
-	if (fts_calib_add(hist, s.b, s.rt, s.a) < 0)
+	v = check(&s);
+	if (v != FAULT_DROP && fts_calib_add(hist, s.b, s.rt, s.a) < 0 && v == HEALTHY)
 		return -EAGAIN;
 	last = s;
 	have_last = 1;
 	__atomic_store_n(&taken, taken + 1, __ATOMIC_RELAXED);
-	return 0;
+	if (v == HEALTHY && why)
+		fault(why);
+	return faulted ? -EIO : 0;
+}
+
+int fts__clock_clocksource(char *out, size_t len)
+{
+	return src.clocksource ? src.clocksource(src.ctx, out, len) : fts__clocksource(out, len);
+}
+
+/* With lock held: has the kernel left the clocksource it had when the counter was
+ * chosen? Then why gets the reason and 1 is returned. */
+static int switched_locked(char *why, size_t len)
+{
+	const struct fts__choice *ch = fts__backend_choice();
+	char now[32];
+
+	if (faulted || !ch->store_counter || !ch->clocksource[0])
+		return 0;
+	if (fts__clock_clocksource(now, sizeof(now)) < 0 || !strcmp(now, ch->clocksource))
+		return 0;
+	snprintf(why, len, "the kernel's clocksource changed from %s to %s", ch->clocksource, now);
+	return 1;
 }
 
 int fts__clock_sample(void)
 {
 	int rc;
 	pthread_mutex_lock(&lock);
-	rc = sample_locked(0);
+	rc = sample_locked(NULL);
 	pthread_mutex_unlock(&lock);
 	return rc;
 }
 
-int fts__clock_on_step(void)
+int fts__clock_watch(void)
 {
-	int rc;
+	char why[128];
+	int rc = 0;
+
 	pthread_mutex_lock(&lock);
-	rc = sample_locked(1);
+	if (switched_locked(why, sizeof(why)))
+		rc = sample_locked(why);
 	pthread_mutex_unlock(&lock);
-	return rc;
+	return rc == -EIO ? -EIO : 0;
 }
 
 /* ---- the sampler thread ---------------------------------------------------------- */
@@ -320,53 +343,57 @@ static int step_watch_open(void)
 	return fd;
 }
 
-/* Wait up to ns; 1 if the wall clock was set meanwhile. Re-arms the watch. */
-static int step_wait(int *fd, int64_t ns)
+/* Wait until CLOCK_MONOTONIC reaches deadline; 1 as soon as the wall clock is set. */
+static int step_wait(int *fd, int64_t deadline)
 {
-	struct pollfd p = { .fd = *fd, .events = POLLIN };
-	struct timespec t = { .tv_sec = ns / 1000000000, .tv_nsec = ns % 1000000000 };
-	uint64_t v;
+	for (;;) {
+		struct pollfd p = { .fd = *fd, .events = POLLIN };
+		int64_t now;
+		uint64_t v;
 
-	if (*fd < 0) {
-		sleep_ns(ns);
-		return 0;
+		if (fts__now(CLOCK_MONOTONIC, &now) < 0 || now >= deadline)
+			return 0;
+		if (*fd < 0) {
+			fts__sleep_until(deadline);
+			return 0;
+		}
+		struct timespec t = fts__timespec(deadline - now);
+		if (ppoll(&p, 1, &t, NULL) <= 0)
+			continue;
+		if (read(*fd, &v, sizeof(v)) < 0 && errno == ECANCELED) {
+			close(*fd);
+			*fd = step_watch_open();
+			return 1;
+		}
 	}
-	if (ppoll(&p, 1, &t, NULL) <= 0)
-		return 0;
-	if (read(*fd, &v, sizeof(v)) < 0 && errno == ECANCELED) {
-		close(*fd);
-		*fd = step_watch_open();
-		return 1;
-	}
-	return 0;
 }
 
 static void *sampler(void *arg)
 {
 	int idle = 0, fd = -1;
-	int64_t late[16] = { 0 };
-	unsigned n = 0;
+	int64_t next = 0;
 	(void)arg;
 
-	/* Wake-ups on time: the latency measured below bounds the step window. */
+	/* Prompt wake-ups keep the span of ambiguity after a step short. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	if (!src.wait)
+	if (!src.wait) {
 		fd = step_watch_open();
+		fts__now(CLOCK_MONOTONIC, &next);
+		next += SAMPLER_PERIOD_NS;
+	}
 	for (;;) {
-		int err = 0, stepped;
-		int64_t t0 = read_clock(CLOCK_MONOTONIC, &err), lat;
-		stepped = src.wait ? src.wait(src.ctx, SAMPLER_PERIOD_NS) : step_wait(&fd, SAMPLER_PERIOD_NS);
-		lat = read_clock(CLOCK_MONOTONIC, &err) - t0 - SAMPLER_PERIOD_NS;
-		pthread_mutex_lock(&lock);
-		if (!stepped && !err) {
-			int64_t worst = 0;
-			late[n++ % 16] = lat > 0 ? lat : 0;
-			for (int i = 0; i < 16; i++)
-				worst = late[i] > worst ? late[i] : worst;
-			worst *= 4;
-			step_window_ns = worst < STEP_WINDOW_MIN_NS ? STEP_WINDOW_MIN_NS
-					 : worst > STEP_WINDOW_MAX_NS ? STEP_WINDOW_MAX_NS : worst;
+		char why[128];
+		int switched;
+
+		if (src.wait) {
+			src.wait(src.ctx, SAMPLER_PERIOD_NS);
+		} else if (!step_wait(&fd, next)) {
+			int64_t now;
+			next += SAMPLER_PERIOD_NS;
+			if (fts__now(CLOCK_MONOTONIC, &now) == 0 && now >= next)
+				next = now + SAMPLER_PERIOD_NS;   /* fell behind: no catching up */
 		}
+		pthread_mutex_lock(&lock);
 		if (__atomic_exchange_n(&used, 0, __ATOMIC_RELAXED))
 			idle = 0;
 		else
@@ -378,10 +405,42 @@ static void *sampler(void *arg)
 				close(fd);
 			return NULL;
 		}
-		if (n % 10 == 0)   /* about every second */
-			watch_locked();
-		sample_locked(stepped);
+		switched = switched_locked(why, sizeof(why));
+		sample_locked(switched ? why : NULL);
 		pthread_mutex_unlock(&lock);
+	}
+}
+
+/* With lock held: start the sampler thread if it may be started now. It takes none of
+ * the program's signals: it is created with all of them blocked. */
+static void start_thread_locked(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int64_t now;
+	pthread_t t;
+	int rc;
+
+	if (__atomic_load_n(&running, __ATOMIC_RELAXED) || src.no_thread || faulted)
+		return;
+	if (fts__now(CLOCK_MONOTONIC, &now) < 0 || now < retry_at)
+		return;
+	if (pthread_attr_init(&attr))
+		return;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&t, &attr, sampler, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc == 0) {
+		__atomic_store_n(&running, 1, __ATOMIC_RELAXED);
+		retry_gap = 0;
+	} else {
+		retry_gap = retry_gap ? retry_gap * 2 : RETRY_MIN_NS;
+		if (retry_gap > RETRY_MAX_NS)
+			retry_gap = RETRY_MAX_NS;
+		retry_at = now + retry_gap;
 	}
 }
 
@@ -396,23 +455,19 @@ static int start_locked(void)
 		return 0;
 	/* Three samples: two intervals, so that each has a neighbour to give the rate. */
 	while (fts_calib_count(hist) < 3) {
-		if (fts_calib_count(hist) && src.sleep)
-			src.sleep(src.ctx, FIRST_GAP_NS);
-		else if (fts_calib_count(hist))
-			sleep_ns(FIRST_GAP_NS);
-		if ((rc = sample_locked(0)) < 0)
+		if (fts_calib_count(hist)) {
+			if (src.sleep) {
+				src.sleep(src.ctx, FIRST_GAP_NS);
+			} else {
+				int64_t now;
+				if (fts__now(CLOCK_MONOTONIC, &now) == 0)
+					fts__sleep_until(now + FIRST_GAP_NS);
+			}
+		}
+		if ((rc = sample_locked(NULL)) < 0)
 			return rc;
 	}
-	if (!__atomic_load_n(&running, __ATOMIC_RELAXED) && !src.no_thread && !faulted) {
-		pthread_attr_t attr;
-		pthread_t t;
-		pthread_attr_init(&attr);
-		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		/* Without a thread the history still advances through conversions. */
-		if (pthread_create(&t, &attr, sampler, NULL) == 0)
-			__atomic_store_n(&running, 1, __ATOMIC_RELAXED);
-		pthread_attr_destroy(&attr);
-	}
+	start_thread_locked();
 	return 0;
 }
 
@@ -425,21 +480,26 @@ static void note_use(void)
 int fts__clock_prepare(uint64_t newest)
 {
 	const struct fts_calib *h = __atomic_load_n(&hist, __ATOMIC_ACQUIRE);
+	uint64_t c1 = 0;
 	int rc;
 
 	note_use();
-	/* The common case in two loads: inside the history, or near enough past it. */
-	if (h && (__atomic_load_n(&running, __ATOMIC_RELAXED) || src.no_thread)) {
-		uint64_t c1 = fts__calib_newest_counter(h);
-		if (c1 && newest <= c1 + __atomic_load_n(&resample_ticks, __ATOMIC_RELAXED))
+	/* The common case in two loads: inside the history, or near enough past it, with
+	 * the sampler thread keeping it fresh; without the thread, one counter read more
+	 * tells whether the history is due for a sample. */
+	if (h && (c1 = fts__calib_newest_counter(h)) &&
+	    newest <= c1 + __atomic_load_n(&resample_ticks, __ATOMIC_RELAXED)) {
+		if (__atomic_load_n(&running, __ATOMIC_RELAXED) ||
+		    src.counter(src.ctx) <= c1 + __atomic_load_n(&period_ticks, __ATOMIC_RELAXED))
 			return 0;
 	}
 	pthread_mutex_lock(&lock);
 	rc = start_locked();
 	if (rc == 0) {
 		/* Another thread may have sampled while we waited. */
-		if (newest > fts__calib_newest_counter(hist))
-			rc = sample_locked(0);
+		uint64_t n1 = fts__calib_newest_counter(hist);
+		if (newest > n1 || (!running && n1 == c1))
+			rc = sample_locked(NULL);
 	}
 	pthread_mutex_unlock(&lock);
 	/* A failed refresh still leaves an extrapolation, if there is a history. */
@@ -468,15 +528,17 @@ void fts__clock_set_source(const struct fts__source *s)
 {
 	pthread_mutex_lock(&lock);
 	src = s ? *s : hw_source;
-	if (!src.others)
-		src.others = hw_others;
+	if (!src.clocks)
+		src.clocks = hw_clocks;
 	if (hist)
 		fts__calib_reset(hist);
 	have_last = 0;
 	ticks_per_ns = ticks_per_ns_err = 0;
 	__atomic_store_n(&resample_ticks, 0, __ATOMIC_RELAXED);
-	step_window_ns = STEP_WINDOW_MIN_NS;
+	__atomic_store_n(&period_ticks, 0, __ATOMIC_RELAXED);
+	ambiguous_ns = 0;
 	steps_seen = suspends_seen = 0;
+	retry_at = retry_gap = 0;
 	if (faulted) {   /* a new source starts healthy */
 		faulted = 0;
 		fault_reason[0] = '\0';
@@ -501,7 +563,7 @@ void fts__clock_state(struct fts__clock_state *st)
 	snprintf(st->fault, sizeof(st->fault), "%s", fault_reason);
 	st->steps = steps_seen;
 	st->suspends = suspends_seen;
-	st->step_window_ns = step_window_ns;
+	st->ambiguous_ns = ambiguous_ns;
 	pthread_mutex_unlock(&lock);
 }
 

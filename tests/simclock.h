@@ -15,17 +15,29 @@
 struct simclock {
 	struct sim rt;        /* realtime against true ticks: rates, steps, suspends */
 	struct sim mono;      /* monotonic: the same rates, no steps, no suspends */
+	struct sim raw;       /* monotonic raw: the counter's nominal rate, no suspends */
 	int64_t boot_extra;   /* boottime - monotonic: time spent suspended */
 	uint64_t t;           /* true ticks */
-	uint64_t per_read;    /* ticks a read takes */
+	uint64_t per_read;    /* ticks a read takes, */
+	uint64_t jitter;      /* plus up to this many more (slow, uneven reads: emulators) */
+	uint64_t rng;
 	/* counter = t before fault_at; after it, cstart + (t - fault_at) * num / den */
 	uint64_t fault_at, cstart, num, den;
 	int fail;             /* realtime reads fail */
 	char clocksource[32]; /* what the kernel's clocksource file says */
-	int signalled;        /* the sampler's wait reports a step once */
 };
 
 static struct simclock simc __attribute__((unused));
+
+/* One clock or counter read's worth of true time passes. */
+static inline void simc_tick(void)
+{
+	simc.t += simc.per_read;
+	if (simc.jitter) {
+		simc.rng = simc.rng * 6364136223846793005ull + 1442695040888963407ull;
+		simc.t += (simc.rng >> 33) % (simc.jitter + 1);
+	}
+}
 
 static inline uint64_t simc_counter_at(uint64_t t)
 {
@@ -37,7 +49,7 @@ static inline uint64_t simc_counter_at(uint64_t t)
 static inline uint64_t simc_counter(void *ctx)
 {
 	(void)ctx;
-	simc.t += simc.per_read;
+	simc_tick();
 	return simc_counter_at(simc.t);
 }
 
@@ -46,17 +58,20 @@ static inline int simc_realtime(void *ctx, int64_t *ns)
 	(void)ctx;
 	if (simc.fail)
 		return -EIO;
-	simc.t += simc.per_read;
+	simc_tick();
 	*ns = sim_truth(&simc.rt, simc.t);
 	return 0;
 }
 
-static inline int simc_others(void *ctx, int64_t *mono, int64_t *boot)
+static inline int simc_clocks(void *ctx, struct fts__clocks *v)
 {
-	(void)ctx;
-	simc.t += simc.per_read;
-	*mono = sim_truth(&simc.mono, simc.t);
-	*boot = *mono + simc.boot_extra;
+	if (simc_realtime(ctx, &v->rt) < 0)
+		return -EIO;
+	simc_tick();
+	v->mono = sim_truth(&simc.mono, simc.t);
+	v->boot = v->mono + simc.boot_extra;
+	simc_tick();
+	v->raw = sim_truth(&simc.raw, simc.t);
 	return 0;
 }
 
@@ -73,21 +88,16 @@ static inline void simc_sleep(void *ctx, int64_t ns)
 	simc.t += (uint64_t)((long double)ns / simc.rt.rate[simc.rt.n - 1]);
 }
 
-static inline int simc_wait(void *ctx, int64_t ns)
+static inline void simc_wait(void *ctx, int64_t ns)
 {
 	simc_sleep(ctx, ns);
-	if (simc.signalled) {
-		simc.signalled = 0;
-		return 1;
-	}
-	return 0;
 }
 
 /* A 2.6 GHz counter, realtime in 2026, drifting by ppm. */
 static inline void simc_use(uint64_t seed, long double ppm)
 {
 	struct fts__source s = { .counter = simc_counter, .realtime = simc_realtime,
-				 .others = simc_others, .wait = simc_wait, .sleep = simc_sleep,
+				 .clocks = simc_clocks, .wait = simc_wait, .sleep = simc_sleep,
 				 .clocksource = simc_clocksource, .ctx = &simc, .no_thread = 1 };
 	struct fts_info in = { .size = sizeof(in) };
 	long double rate = 1 / 2.6L * (1 + ppm * 1e-6L);
@@ -96,6 +106,7 @@ static inline void simc_use(uint64_t seed, long double ppm)
 	simc.per_read = 30;
 	sim_init(&simc.rt, 0, 1798761600e9L, rate, seed);
 	sim_init(&simc.mono, 0, 5e12L, rate, seed + 1);
+	sim_init(&simc.raw, 0, 5e12L, 1 / 2.6L, seed + 2);
 	fts_get_info(&in);   /* the kernel's, until a test changes it */
 	snprintf(simc.clocksource, sizeof(simc.clocksource), "%s", in.clocksource);
 	fts__clock_set_source(&s);
@@ -131,8 +142,11 @@ static inline void simc_suspend(long double ns)
 /* Suspend for ns while the counter keeps running: monotonic stops, the rest go on. */
 static inline void simc_suspend_counting(long double ns)
 {
+	long double ticks = ns / simc.rt.rate[simc.rt.n - 1];
 	simc_advance(ns);
 	sim_change(&simc.mono, simc.t, simc.mono.rate[simc.mono.n - 1], -ns);
+	sim_change(&simc.raw, simc.t, simc.raw.rate[simc.raw.n - 1],
+		   -ticks * simc.raw.rate[simc.raw.n - 1]);
 	simc.boot_extra += (int64_t)ns;
 }
 

@@ -70,7 +70,7 @@ static void *refresher(void *arg)
 		if (n++ % 2)
 			fts__clock_sample();
 		else
-			fts__clock_on_step();
+			fts__clock_sample();
 		struct timespec d = { 0, 200000 };
 		nanosleep(&d, NULL);
 	}
