@@ -136,7 +136,7 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
  * there is no history yet).
  * Cost: ~15 ns for a stamp inside the history or just past it; the first conversion
  * in a process calibrates for ~4.5 ms; a stamp more than 2 ms newer than the newest
- * sample makes this call take a sample (@SAMPLE_COST@). Thread-safe, not
+ * sample makes this call take a sample (12-26 us here). Thread-safe, not
  * async-signal-safe. */
 FTS__API int fast_timestamp_to_timespec(const fast_timestamp_t *stamp, struct timespec *ts);
 
@@ -274,7 +274,8 @@ FTS__API void fts_calib_free(struct fts_calib *c);
  * from before to after (before <= after). Samples come in counter order.
  * Returns 0, or -1 with errno EINVAL and the history unchanged: c NULL, before > after,
  * before earlier than the previous sample's after, or a bracket whose midpoint is not
- * past the previous one's. Cost: O(1), O(max_samples) when thinning. */
+ * past the previous one's. Cost: ~7 us a sample on a steady clock, ~40 us with steps,
+ * up to ~3 ms when it thins (max_samples 1024). */
 FTS__API int fts_calib_add(struct fts_calib *c, uint64_t before, int64_t ref_ns,
 			   uint64_t after);
 

@@ -35,7 +35,7 @@ int fts_tool_info(int argc, char **argv)
 	printf("backend:       %s\n", in.backend);
 	printf("reason:        %s\n", in.reason);
 	if (in.env_backend[0])
-		printf("environment:   FASTSTAMP_BACKEND=%s%s\n", in.env_backend,
+		printf("environment:   FASTSTAMP_BACKEND=\"%s\"%s\n", in.env_backend,
 		       in.env_ignored ? " (unknown or unavailable here: ignored, automatic choice kept)"
 				      : "");
 	printf("counter:       %s\n", in.counter[0] ? in.counter : "(none)");
@@ -47,7 +47,8 @@ int fts_tool_info(int argc, char **argv)
 	printf("samples held:  %zu (taken %llu), history %.3f s, sampler %s\n", in.samples,
 	       (unsigned long long)in.samples_taken, (double)in.history_ns / 1e9,
 	       in.sampler_running ? "running" : "idle");
-	printf("events:        %llu wall-clock steps, %llu suspends seen; step window %.0f us\n",
+	printf("events:        %llu wall-clock steps, %llu suspends seen; the last one's span "
+	       "of ambiguity %.0f us\n",
 	       (unsigned long long)in.steps_seen, (unsigned long long)in.suspends_seen,
 	       (double)in.step_window_ns / 1e3);
 	if (in.clock_esterror_ns >= 0)
