@@ -27,7 +27,8 @@ struct fts_pkt_file {
 	enum fts_pkt_format fmt;
 	uint32_t snaplen;
 	off_t committed;         /* file size holding only whole records */
-	uint64_t records;
+	uint64_t records;        /* records in the committed part */
+	uint64_t pending;        /* records in buf, not yet in the file */
 	size_t used;
 	uint8_t buf[];
 };
@@ -102,18 +103,20 @@ static uint32_t get32(const uint8_t *p)
 	return v;
 }
 
-/* Bytes of the buffer's first `upto` that end on a record boundary. The buffer always
- * starts on one. */
-static size_t whole_records(const struct fts_pkt_file *f, size_t upto)
+/* Bytes of the buffer's first `upto` that end on a record boundary, and in *n how many
+ * records they hold. The buffer always starts on one. */
+static size_t whole_records(const struct fts_pkt_file *f, size_t upto, uint64_t *n)
 {
 	size_t off = 0, len;
 
+	*n = 0;
 	while (off + 16 <= f->used) {
 		len = f->fmt == FTS_PKT_PCAP ? 16 + (size_t)get32(f->buf + off + 8)
 					     : (size_t)get32(f->buf + off + 4);
 		if (off + len > upto)
 			break;
 		off += len;
+		++*n;
 	}
 	return off;
 }
@@ -128,11 +131,16 @@ static int write_all(struct fts_pkt_file *f)
 			continue;
 		if (w <= 0) {
 			int e = w < 0 ? errno : ENOSPC;
-			/* Keep the whole records that made it; drop the part of one. */
-			off_t keep = f->committed ? f->committed + (off_t)whole_records(f, off) : 0;
+			uint64_t n = 0;
+			/* Keep the whole records that made it; drop the part of one. Before
+			 * the file header is in (committed 0) the buffer holds no records. */
+			off_t keep = f->committed ? f->committed + (off_t)whole_records(f, off, &n)
+						  : 0;
 			if (!f->is_stdout && ftruncate(f->fd, keep) == 0)
 				lseek(f->fd, keep, SEEK_SET);
+			f->records += n;
 			f->failed = e;
+			f->pending = 0;
 			f->used = 0;
 			errno = e;
 			return -1;
@@ -140,6 +148,8 @@ static int write_all(struct fts_pkt_file *f)
 		off += (size_t)w;
 	}
 	f->committed += (off_t)f->used;
+	f->records += f->pending;
+	f->pending = 0;
 	f->used = 0;
 	return 0;
 }
@@ -179,9 +189,13 @@ struct fts_pkt_file *fts_pkt_file_open(const char *path, enum fts_pkt_format fmt
 		f->is_stdout = 1;
 	} else {
 		int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL);
+		struct stat st;
 		f->fd = open(path, flags, 0644);
 		if (f->fd < 0) {
 			int e = errno;
+			/* O_EXCL says EEXIST for a directory too: name the real obstacle. */
+			if (e == EEXIST && !stat(path, &st) && S_ISDIR(st.st_mode))
+				e = EISDIR;
 			free(f);
 			errno = e;
 			return NULL;
@@ -297,7 +311,7 @@ int fts_pkt_file_write(struct fts_pkt_file *f, int64_t ns, const struct fts_pkt_
 		memcpy(p, hdr, hl);
 		memcpy(p + hl, payload, incl - hl);
 	}
-	f->records++;
+	f->pending++;
 	return 0;
 }
 

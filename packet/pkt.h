@@ -21,9 +21,15 @@
 
 /* ---- addresses (addr.c) ---------------------------------------------------------- */
 
-/* Parse "A.B.C.D:PORT" or "[V6]:PORT" into *ss (AF_INET or AF_INET6). 0 or -1. */
-int fts_pkt_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len);
-/* "addr:port" or "[addr]:port" into buf. Returns buf. */
+/* Parse "A.B.C.D:PORT" or "[V6]:PORT" into *ss (AF_INET or AF_INET6). V6 may carry a
+ * scope, "%IF", an interface name or number; link-local V6 needs one. 0, or -1 with
+ * errno EINVAL and what is wrong with s in err. */
+int fts_pkt_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len, char *err,
+		       size_t errsz);
+/* 0 if ss can be sent to: not port 0, not the unspecified address. Else -1 with why in
+ * err. */
+int fts_pkt_check_dest(const struct sockaddr_storage *ss, char *err, size_t errsz);
+/* "addr:port", "[addr]:port" or "[addr%if]:port" into buf. Returns buf. */
 char *fts_pkt_format_addr(const struct sockaddr_storage *ss, char *buf, size_t size);
 
 /* An endpoint as it appears in a header: IPv4 addresses are held as v4-mapped v6. */
@@ -42,7 +48,8 @@ enum fts_pkt_format { FTS_PKT_PCAP, FTS_PKT_PCAPNG };
 struct fts_pkt_file;
 
 /* Open path for writing ("-" is stdout). Refuses an existing file with EEXIST unless
- * force. Writes the file header. NULL with errno on failure. */
+ * force, and a directory with EISDIR either way. Writes the file header. NULL with errno
+ * on failure. */
 struct fts_pkt_file *fts_pkt_file_open(const char *path, enum fts_pkt_format fmt,
 				       uint32_t snaplen, int force);
 /* Append one record: the datagram payload (caplen bytes held of len sent) from src to
@@ -55,6 +62,8 @@ int fts_pkt_file_write(struct fts_pkt_file *f, int64_t ns, const struct fts_pkt_
 int fts_pkt_file_flush(struct fts_pkt_file *f);
 /* Flush and close. 0, or -1 with errno if any write failed (f is freed either way). */
 int fts_pkt_file_close(struct fts_pkt_file *f);
+/* Records in the file: whole records that write(2) took, not those still buffered or
+ * cut off by a failed write. */
 uint64_t fts_pkt_file_records(const struct fts_pkt_file *f);
 
 /* Build IP + UDP headers for a datagram into hdr (>= 48 bytes); returns their size.
@@ -105,11 +114,13 @@ static inline uint32_t fts_pkt_ring_free_slots(const struct fts_pkt_ring *r)
 
 struct fts_pkt_stats {
 	uint64_t packets, bytes;     /* datagrams taken from the socket */
-	uint64_t written;            /* records written or printed */
+	uint64_t written;            /* records in the file, or lines flushed to out */
 	uint64_t sock_drops;         /* the kernel's count (SO_RXQ_OVFL, /proc/net/udp) */
 	uint64_t ring_drops;         /* taken from the socket with the ring full */
 	int64_t start_ns, end_ns;    /* CLOCK_MONOTONIC: start, end of the run */
-	int64_t first_ns;            /* CLOCK_MONOTONIC at the first datagram, 0: none */
+	int64_t first_ns;            /* CLOCK_MONOTONIC after the first batch, 0: none */
+	int64_t last_ns;             /* CLOCK_MONOTONIC after the last batch */
+	uint64_t first_batch;        /* datagrams in the first batch */
 	int64_t cpu_ns;              /* receive thread CPU (getrusage RUSAGE_THREAD) */
 	int64_t convert_ns;          /* drain thread time spent in fts_convert_array */
 };
@@ -139,9 +150,18 @@ int fts_pkt_rx_socket(const struct sockaddr_storage *ss, socklen_t len,
  * has been flushed as far as it could be). */
 int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, char *err,
 		   size_t errsz);
-/* One line: totals so far, and packets/s (pps < 0: over the whole run). */
+/* One line: totals so far, and packets/s (pps < 0: over the whole run, fts_pkt_rate). */
 void fts_pkt_stats_print(FILE *f, const char *prefix, const struct fts_pkt_stats *st,
 			 double pps);
+
+/* A rate needs time to mean anything: over a few microseconds, three datagrams make
+ * millions per second. */
+#define FTS_PKT_RATE_MIN_NS 10000000
+/* Datagrams per second: n that came (or went) within ns after the first batch. -1 (no
+ * rate) when n is 0 or ns is under FTS_PKT_RATE_MIN_NS. */
+double fts_pkt_rate(uint64_t n, int64_t ns);
+/* "%.0f", or "n/a" for a negative pps. Returns buf. */
+char *fts_pkt_rate_format(double pps, char *buf, size_t size);
 
 /* ---- the sender (tx.c) ----------------------------------------------------------- */
 
@@ -162,7 +182,9 @@ struct fts_pkt_tx_opts {
 struct fts_pkt_tx_stats {
 	uint64_t sent, bytes, retries;
 	int64_t start_ns, end_ns;    /* CLOCK_MONOTONIC: start, end of the run */
-	int64_t first_ns;            /* CLOCK_MONOTONIC at the first datagram, 0: none */
+	int64_t first_ns;            /* CLOCK_MONOTONIC after the first sendmmsg, 0: none */
+	int64_t last_ns;             /* CLOCK_MONOTONIC after the last sendmmsg */
+	uint64_t first_batch;        /* datagrams the first sendmmsg sent */
 };
 
 /* Send count datagrams to o->to with sendmmsg at a steady rate. 0, or -1 with a

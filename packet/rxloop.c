@@ -117,7 +117,7 @@ struct drain {
 	struct fts_pkt_ring *ring;
 	int done;                /* receiver finished: drain what is left and exit */
 	int failed;              /* drain could not write: the receiver stops */
-	uint64_t written;
+	uint64_t written;        /* what reached the file or out; the receiver reads it */
 	int64_t convert_ns;
 	char err[256];
 };
@@ -126,6 +126,13 @@ static void print_ns(char *buf, size_t size, int64_t ns)
 {
 	snprintf(buf, size, "%lld.%09lld", (long long)(ns / 1000000000),
 		 (long long)(ns % 1000000000));
+}
+
+/* Count what reached the file, never what is only queued for it: after a failed write
+ * the two differ by the records that were lost with the buffer. */
+static void publish_written(struct drain *d, uint64_t n)
+{
+	__atomic_store_n(&d->written, n, __ATOMIC_RELAXED);
 }
 
 static int drain_run(struct drain *d, uint32_t tail, uint32_t n)
@@ -159,6 +166,7 @@ static int drain_run(struct drain *d, uint32_t tail, uint32_t n)
 			if (fts_pkt_file_write(o->file, ns[i], &sl->src, &sl->dst, sl->data, sl->caplen,
 					       sl->len, both ? comment : NULL)) {
 				snprintf(d->err, sizeof(d->err), "write failed: %s", strerror(errno));
+				publish_written(d, fts_pkt_file_records(o->file));
 				return -1;
 			}
 		} else if (o->out) {
@@ -176,7 +184,19 @@ static int drain_run(struct drain *d, uint32_t tail, uint32_t n)
 			}
 		}
 	}
-	__atomic_store_n(&d->written, d->written + n, __ATOMIC_RELAXED);
+	if (o->file) {
+		publish_written(d, fts_pkt_file_records(o->file));
+	} else if (o->out) {
+		/* Lines count once stdio has handed them on; one flush per run of up to
+		 * FTS_PKT_RUN lines is cheap next to printing them. */
+		if (fflush(o->out)) {
+			snprintf(d->err, sizeof(d->err), "write failed: %s", strerror(errno));
+			return -1;
+		}
+		publish_written(d, d->written + n);
+	} else {
+		publish_written(d, d->written + n);
+	}
 	return 0;
 }
 
@@ -196,10 +216,15 @@ static void *drain_main(void *arg)
 				continue;
 			}
 			/* Idle: put what is buffered in the file, so a reader sees it soon. */
-			if (d->o->file && fts_pkt_file_flush(d->o->file)) {
-				snprintf(d->err, sizeof(d->err), "write failed: %s", strerror(errno));
-				__atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
-				break;
+			if (d->o->file) {
+				int fe = fts_pkt_file_flush(d->o->file);
+				publish_written(d, fts_pkt_file_records(d->o->file));
+				if (fe) {
+					snprintf(d->err, sizeof(d->err), "write failed: %s",
+						 strerror(errno));
+					__atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
+					break;
+				}
 			}
 			struct timespec ts = { 0, 200000 };
 			nanosleep(&ts, NULL);
@@ -220,6 +245,8 @@ static void *drain_main(void *arg)
 		snprintf(d->err, sizeof(d->err), "write failed: %s", strerror(errno));
 		d->failed = 1;
 	}
+	if (d->o->file)
+		publish_written(d, fts_pkt_file_records(d->o->file));
 	if (!d->failed && d->o->out && fflush(d->o->out)) {
 		snprintf(d->err, sizeof(d->err), "write failed: %s", strerror(errno));
 		d->failed = 1;
@@ -259,20 +286,37 @@ static void parse_cmsgs(struct msghdr *m, struct fts_pkt_slot *sl, uint64_t *ovf
 	}
 }
 
+double fts_pkt_rate(uint64_t n, int64_t ns)
+{
+	if (n == 0 || ns < FTS_PKT_RATE_MIN_NS)
+		return -1;
+	return (double)n * 1e9 / (double)ns;
+}
+
+char *fts_pkt_rate_format(double pps, char *buf, size_t size)
+{
+	if (pps < 0)
+		snprintf(buf, size, "n/a");
+	else
+		snprintf(buf, size, "%.0f", pps);
+	return buf;
+}
+
 void fts_pkt_stats_print(FILE *f, const char *prefix, const struct fts_pkt_stats *st,
 			 double pps)
 {
-	if (pps < 0) {
-		/* From the first datagram: waiting for traffic is not receiving. */
-		int64_t from = st->first_ns ? st->first_ns : st->start_ns;
-		double secs = (double)(st->end_ns - from) / 1e9;
-		pps = secs > 0 ? (double)st->packets / secs : 0.0;
-	}
+	char r[32];
+
+	/* From the first batch to the last: waiting for traffic, before or after, is not
+	 * receiving. The first batch only starts the clock; it came before it. */
+	if (pps < 0 && st->first_ns)
+		pps = fts_pkt_rate(st->packets - st->first_batch, st->last_ns - st->first_ns);
 	fprintf(f, "%spackets %llu bytes %llu written %llu drops %llu (socket %llu, ring %llu) "
-		   "%.0f packets/s\n", prefix, (unsigned long long)st->packets,
+		   "%s packets/s\n", prefix, (unsigned long long)st->packets,
 		(unsigned long long)st->bytes, (unsigned long long)st->written,
 		(unsigned long long)(st->sock_drops + st->ring_drops),
-		(unsigned long long)st->sock_drops, (unsigned long long)st->ring_drops, pps);
+		(unsigned long long)st->sock_drops, (unsigned long long)st->ring_drops,
+		fts_pkt_rate_format(pps, r, sizeof(r)));
 }
 
 int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, char *err,
@@ -444,9 +488,14 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 			parse_cmsgs(&msgs[i].msg_hdr, sl, &ovfl, kern);
 			st->bytes += len;
 		}
-		/* One clock read per run, for packets/s; none per datagram. */
-		if (!st->first_ns && n > 0)
-			st->first_ns = fts_tool_now(CLOCK_MONOTONIC);
+		/* One clock read per batch, for packets/s; none per datagram. */
+		if (n > 0) {
+			st->last_ns = fts_tool_now(CLOCK_MONOTONIC);
+			if (!st->first_ns) {
+				st->first_ns = st->last_ns;
+				st->first_batch = (uint64_t)n;
+			}
+		}
 		st->packets += (uint64_t)n;
 		if (use_ring) {
 			if (dropping)

@@ -20,14 +20,17 @@ static const char usage[] =
 	"                    [--stats] [--batch N] [--ring N] [--rcvbuf BYTES]\n"
 	"       faststamp rx --compare [--listen ADDR:PORT] [--count N] [--chunk N]\n"
 	"                    [--size BYTES] [--rounds N]\n"
-	"  Receive UDP datagrams on ADDR:PORT ([v6]:PORT for IPv6) until N datagrams,\n"
-	"  S seconds, or SIGINT/SIGTERM. Each datagram is stamped as it leaves the recvmmsg\n"
-	"  batch; stamps are converted only when records are written or printed.\n"
+	"  Receive UDP datagrams on ADDR:PORT ([V6]:PORT for IPv6, [V6%IF]:PORT with an\n"
+	"  interface name or number for a link-local V6; port 0: one the kernel picks) until\n"
+	"  N datagrams, S seconds (0.001..1e7), or SIGINT/SIGTERM. The address and port bound\n"
+	"  go to stderr at start. Each datagram is stamped as it leaves the recvmmsg batch;\n"
+	"  stamps are converted only when records are written or printed.\n"
 	"  --write FILE   records to FILE: pcapng if it ends in .pcapng, else pcap with\n"
 	"                 nanosecond stamps; '-' is stdout. Without --write (and without\n"
 	"                 --stats) one line per datagram is printed.\n"
-	"  --snaplen N    bytes kept per record, headers included (default 262144)\n"
-	"  --force        overwrite an existing FILE\n"
+	"  --snaplen N    with --write: bytes kept per record, headers included, 1..262144\n"
+	"                 (default 262144)\n"
+	"  --force        with --write: overwrite an existing FILE (never a directory)\n"
 	"  --stamp MODE   fast: a counter read per datagram (default); clock: clock_gettime;\n"
 	"                 kernel: the kernel's receive stamp (SO_TIMESTAMPNS); none\n"
 	"  --both         fast stamps with the kernel's beside them (pcapng comment, or in\n"
@@ -37,14 +40,20 @@ static const char usage[] =
 	"  --batch N      datagrams per recvmmsg, 1..1024 (default 64)\n"
 	"  --ring N       datagrams waiting to be written, 1..16777216 (default 4096);\n"
 	"                 with the ring full, datagrams are dropped and counted\n"
-	"  --rcvbuf BYTES socket receive buffer (default 8 MiB)\n"
+	"  --rcvbuf BYTES socket receive buffer, 0..1073741824 (default 8 MiB; 0: the\n"
+	"                 kernel's default)\n"
 	"  --compare      receive the same loopback traffic from an own sender in each mode\n"
 	"                 (none, fast, clock, kernel) and print packets/s and the receive\n"
 	"                 thread's CPU ns/packet. The sender queues a chunk, then the\n"
 	"                 receiver empties the socket (defaults: 127.0.0.1:0, 200000\n"
-	"                 datagrams, chunks of 20000, 64 bytes, 3 rounds)\n"
-	"Stats go to stderr at exit. Exit 0 when done, 1 on a fault (port in use, write\n"
-	"failure: what was written stays readable), 2 on a usage error.\n";
+	"                 datagrams, chunks of 1..1000000 (20000), 0..65507 bytes (64),\n"
+	"                 1..16 rounds (3)); n/a for rounds under 10 ms. Takes only the\n"
+	"                 options shown for it.\n"
+	"Options with a value are given at most once. Stats go to stderr at exit: packets,\n"
+	"bytes, records written (whole records in FILE, or lines printed), drops, and\n"
+	"packets/s from the first batch of datagrams to the last (n/a when fewer than 2\n"
+	"datagrams came or they came within 10 ms). Exit 0 when done, 1 on a fault (port in\n"
+	"use, write failure: what was written stays readable), 2 on a usage error.\n";
 
 static volatile int rx_stop;
 
@@ -122,7 +131,8 @@ static int compare_one(const struct sockaddr_storage *ls, socklen_t ll, enum fts
 	}
 	close(fd);
 	res->cpu_ns = res->packets ? (double)cpu / (double)res->packets : 0;
-	res->pps = rx_ns > 0 ? (double)res->packets * 1e9 / (double)rx_ns : 0;
+	/* Each run starts with the socket full, so all its datagrams count. */
+	res->pps = fts_pkt_rate(res->packets, rx_ns);
 	res->convert_ns = written ? (double)conv / (double)written : 0;
 	return 0;
 }
@@ -153,14 +163,24 @@ static int run_compare(const struct sockaddr_storage *ls, socklen_t ll, uint64_t
 		}
 	}
 	double base = fts_tool_quantile_d(cpu[0], rounds, 0.5);
+	/* A round too short for a rate is too short for CPU per packet as well: getrusage
+	 * moves in scheduler ticks. */
+	int too_short = 0;
+	for (int m = 0; m < 4; m++)
+		for (uint64_t k = 0; k < rounds; k++)
+			too_short |= pps[m][k] < 0;
 	printf("  %-7s %12s %14s %12s %16s %10s\n", "stamp", "packets/s", "CPU ns/packet",
 	       "vs none", "stamp share", "drops");
 	for (int m = 0; m < 4; m++) {
 		double c = fts_tool_quantile_d(cpu[m], rounds, 0.5);
 		double p = fts_tool_quantile_d(pps[m], rounds, 0.5);
-		printf("  %-7s %12.0f %14.1f %+11.1f%% %15.1f%% %10llu\n", mode_names[m], p, c,
-		       base > 0 ? 100.0 * (c - base) / base : 0.0,
-		       c > 0 && m ? 100.0 * (c - base) / c : 0.0, (unsigned long long)dr[m]);
+		if (too_short)
+			printf("  %-7s %12s %14s %12s %16s %10llu\n", mode_names[m], "n/a", "n/a",
+			       "n/a", "n/a", (unsigned long long)dr[m]);
+		else
+			printf("  %-7s %12.0f %14.1f %+11.1f%% %15.1f%% %10llu\n", mode_names[m], p, c,
+			       base > 0 ? 100.0 * (c - base) / base : 0.0,
+			       c > 0 && m ? 100.0 * (c - base) / c : 0.0, (unsigned long long)dr[m]);
 	}
 	printf("  fast stamps converted by the reader: %.1f ns/packet, off the receive thread\n",
 	       fts_tool_quantile_d(conv, rounds, 0.5));
@@ -171,6 +191,20 @@ static int run_compare(const struct sockaddr_storage *ls, socklen_t ll, uint64_t
 
 /* ---- rx ------------------------------------------------------------------------ */
 
+/* Options that take a value come first: each may be given once. Flags may repeat. */
+enum { O_LISTEN, O_COUNT, O_DURATION, O_WRITE, O_SNAPLEN, O_BATCH, O_RING, O_RCVBUF, O_STAMP,
+       O_CHUNK, O_SIZE, O_ROUNDS, O_FORCE, O_BOTH, O_STATS, O_COMPARE, O_N };
+#define O_VALUED O_FORCE
+static const char *const opt_names[O_N] = {
+	"--listen", "--count", "--duration", "--write", "--snaplen", "--batch", "--ring",
+	"--rcvbuf", "--stamp", "--chunk", "--size", "--rounds", "--force", "--both", "--stats",
+	"--compare",
+};
+#define BIT(k) (1u << (k))
+/* What --compare takes; the rest would be ignored by it, so it refuses them. */
+#define COMPARE_OPTS (BIT(O_LISTEN) | BIT(O_COUNT) | BIT(O_CHUNK) | BIT(O_SIZE) | \
+		      BIT(O_ROUNDS) | BIT(O_COMPARE))
+
 int fts_tool_rx(int argc, char **argv)
 {
 	struct sockaddr_storage ls;
@@ -179,65 +213,106 @@ int fts_tool_rx(int argc, char **argv)
 	uint64_t rounds = 3, size = 64, chunk = 20000;
 	double duration = 0;
 	const char *path = NULL;
-	int force = 0, both = 0, stats = 0, compare = 0, stamp_given = 0;
+	int force = 0, both = 0, stats = 0, compare = 0;
+	unsigned seen = 0;
 	enum fts_pkt_stamp stamp = FTS_PKT_STAMP_FAST;
-	char err[512];
+	char err[512], msg[768];
 
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int more = i + 1 < argc;
+		const char *a = argv[i], *v = NULL;
+		int k = 0;
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(usage, stdout);
 			return 0;
-		} else if (!strcmp(a, "--listen") && more) {
-			if (fts_pkt_parse_addr(argv[++i], &ls, &ll))
-				return fts_tool_usage_error("rx", usage, "bad address '%s' (ADDR:PORT or [V6]:PORT)", argv[i]);
-		} else if (!strcmp(a, "--count") && more) {
-			if (fts_tool_parse_u64(argv[++i], 1, UINT64_MAX / 2, &count))
-				return fts_tool_usage_error("rx", usage, "bad --count '%s'", argv[i]);
-		} else if (!strcmp(a, "--duration") && more) {
-			if (fts_tool_parse_double(argv[++i], 0.001, 1e7, &duration))
-				return fts_tool_usage_error("rx", usage, "bad --duration '%s'", argv[i]);
-		} else if (!strcmp(a, "--write") && more) {
-			path = argv[++i];
+		}
+		while (k < O_N && strcmp(a, opt_names[k]))
+			k++;
+		if (k == O_N)
+			return fts_tool_usage_error("rx", usage, "unknown option '%s'", a);
+		if (k < O_VALUED) {
+			if (i + 1 >= argc)
+				return fts_tool_usage_error("rx", usage, "%s needs a value", a);
+			if (seen & BIT(k))
+				return fts_tool_usage_error("rx", usage, "%s is given more than once", a);
+			v = argv[++i];
+		}
+		seen |= BIT(k);
+		switch (k) {
+		case O_LISTEN:
+			if (fts_pkt_parse_addr(v, &ls, &ll, err, sizeof(err))) {
+				snprintf(msg, sizeof(msg), "bad address '%s': %s", v, err);
+				return fts_tool_usage_error("rx", usage, "%s", msg);
+			}
+			break;
+		case O_COUNT:
+			if (fts_tool_parse_u64(v, 1, UINT64_MAX / 2, &count))
+				return fts_tool_usage_error("rx", usage, "bad --count '%s' (1 or more)", v);
+			break;
+		case O_DURATION:
+			if (fts_tool_parse_double(v, 0.001, 1e7, &duration))
+				return fts_tool_usage_error("rx", usage, "bad --duration '%s' (0.001..1e7)", v);
+			break;
+		case O_WRITE:
+			path = v;
 			if (!*path)
 				return fts_tool_usage_error("rx", usage, "%s", "--write needs a file name");
-		} else if (!strcmp(a, "--snaplen") && more) {
-			if (fts_tool_parse_u64(argv[++i], 1, 262144, &snaplen))
-				return fts_tool_usage_error("rx", usage, "bad --snaplen '%s' (1..262144)", argv[i]);
-		} else if (!strcmp(a, "--batch") && more) {
-			if (fts_tool_parse_u64(argv[++i], 1, 1024, &batch))
-				return fts_tool_usage_error("rx", usage, "bad --batch '%s' (1..1024)", argv[i]);
-		} else if (!strcmp(a, "--ring") && more) {
-			if (fts_tool_parse_u64(argv[++i], 1, 1u << 24, &ring))
-				return fts_tool_usage_error("rx", usage, "bad --ring '%s' (1..16777216)", argv[i]);
-		} else if (!strcmp(a, "--rcvbuf") && more) {
-			if (fts_tool_parse_u64(argv[++i], 0, 1u << 30, &rcvbuf))
-				return fts_tool_usage_error("rx", usage, "bad --rcvbuf '%s'", argv[i]);
-		} else if (!strcmp(a, "--stamp") && more) {
-			if (parse_mode(argv[++i], &stamp))
-				return fts_tool_usage_error("rx", usage, "bad --stamp '%s' (fast, clock, kernel, none)", argv[i]);
-			stamp_given = 1;
-		} else if (!strcmp(a, "--chunk") && more) {
-			if (fts_tool_parse_u64(argv[++i], 1, 1000000, &chunk))
-				return fts_tool_usage_error("rx", usage, "bad --chunk '%s' (1..1000000)", argv[i]);
-		} else if (!strcmp(a, "--size") && more) {
-			if (fts_tool_parse_u64(argv[++i], 0, 65507, &size))
-				return fts_tool_usage_error("rx", usage, "bad --size '%s' (0..65507)", argv[i]);
-		} else if (!strcmp(a, "--rounds") && more) {
-			if (fts_tool_parse_u64(argv[++i], 1, 16, &rounds))
-				return fts_tool_usage_error("rx", usage, "bad --rounds '%s' (1..16)", argv[i]);
-		} else if (!strcmp(a, "--force")) {
+			break;
+		case O_SNAPLEN:
+			if (fts_tool_parse_u64(v, 1, 262144, &snaplen))
+				return fts_tool_usage_error("rx", usage, "bad --snaplen '%s' (1..262144)", v);
+			break;
+		case O_BATCH:
+			if (fts_tool_parse_u64(v, 1, 1024, &batch))
+				return fts_tool_usage_error("rx", usage, "bad --batch '%s' (1..1024)", v);
+			break;
+		case O_RING:
+			if (fts_tool_parse_u64(v, 1, 1u << 24, &ring))
+				return fts_tool_usage_error("rx", usage, "bad --ring '%s' (1..16777216)", v);
+			break;
+		case O_RCVBUF:
+			if (fts_tool_parse_u64(v, 0, 1u << 30, &rcvbuf))
+				return fts_tool_usage_error("rx", usage, "bad --rcvbuf '%s' (0..1073741824)", v);
+			break;
+		case O_STAMP:
+			if (parse_mode(v, &stamp))
+				return fts_tool_usage_error("rx", usage, "bad --stamp '%s' (fast, clock, kernel, none)", v);
+			break;
+		case O_CHUNK:
+			if (fts_tool_parse_u64(v, 1, 1000000, &chunk))
+				return fts_tool_usage_error("rx", usage, "bad --chunk '%s' (1..1000000)", v);
+			break;
+		case O_SIZE:
+			if (fts_tool_parse_u64(v, 0, 65507, &size))
+				return fts_tool_usage_error("rx", usage, "bad --size '%s' (0..65507)", v);
+			break;
+		case O_ROUNDS:
+			if (fts_tool_parse_u64(v, 1, 16, &rounds))
+				return fts_tool_usage_error("rx", usage, "bad --rounds '%s' (1..16)", v);
+			break;
+		case O_FORCE:
 			force = 1;
-		} else if (!strcmp(a, "--both")) {
+			break;
+		case O_BOTH:
 			both = 1;
-		} else if (!strcmp(a, "--stats")) {
+			break;
+		case O_STATS:
 			stats = 1;
-		} else if (!strcmp(a, "--compare")) {
+			break;
+		case O_COMPARE:
 			compare = 1;
-		} else {
-			return fts_tool_usage_error("rx", usage, "unknown or incomplete option '%s'", a);
+			break;
 		}
+	}
+	/* An option that would be ignored is a mistake the user should hear about. */
+	for (int k = 0; k < O_N; k++) {
+		if (!(seen & BIT(k)))
+			continue;
+		if (compare && !(COMPARE_OPTS & BIT(k)))
+			return fts_tool_usage_error("rx", usage, "%s does not go with --compare", opt_names[k]);
+		if (!compare && (k == O_CHUNK || k == O_SIZE || k == O_ROUNDS))
+			return fts_tool_usage_error("rx", usage, "%s goes with --compare", opt_names[k]);
+		if (!path && (k == O_SNAPLEN || k == O_FORCE))
+			return fts_tool_usage_error("rx", usage, "%s goes with --write", opt_names[k]);
 	}
 
 	struct sigaction sa;
@@ -248,7 +323,7 @@ int fts_tool_rx(int argc, char **argv)
 
 	if (compare) {
 		if (!ll)
-			fts_pkt_parse_addr("127.0.0.1:0", &ls, &ll);
+			fts_pkt_parse_addr("127.0.0.1:0", &ls, &ll, err, sizeof(err));
 		return run_compare(&ls, ll, count ? count : 200000, chunk, (uint32_t)size, rounds);
 	}
 	if (!ll)
@@ -259,7 +334,7 @@ int fts_tool_rx(int argc, char **argv)
 		return fts_tool_usage_error("rx", usage, "%s", "--both needs a .pcapng file (or no --write)");
 	if (stats && !path) {
 		/* Nothing needs times: take none. */
-		if (stamp_given && stamp != FTS_PKT_STAMP_NONE)
+		if ((seen & BIT(O_STAMP) && stamp != FTS_PKT_STAMP_NONE) || both)
 			fprintf(stderr, "faststamp rx: --stats without --write takes no stamps\n");
 		stamp = FTS_PKT_STAMP_NONE;
 		both = 0;
@@ -276,8 +351,12 @@ int fts_tool_rx(int argc, char **argv)
 		file = fts_pkt_file_open(path, fmt, (uint32_t)snaplen, force);
 		if (!file) {
 			int e = errno;
-			fprintf(stderr, "faststamp rx: cannot write %s: %s%s\n", path, strerror(e),
-				e == EEXIST ? " (use --force to overwrite)" : "");
+			if (e == EISDIR)
+				fprintf(stderr, "faststamp rx: cannot write %s: it is a directory "
+					"(--write takes a file name)\n", path);
+			else
+				fprintf(stderr, "faststamp rx: cannot write %s: %s%s\n", path, strerror(e),
+					e == EEXIST ? " (use --force to overwrite)" : "");
 			close(fd);
 			return 1;
 		}
@@ -291,11 +370,17 @@ int fts_tool_rx(int argc, char **argv)
 		.keep = path || !stats, .file = file, .out = (!path && !stats) ? stdout : NULL,
 		.stop = &rx_stop,
 	};
+	/* The port the kernel chose for port 0, and the address as the socket has it. */
+	struct sockaddr_storage bound;
+	socklen_t bl = sizeof(bound);
+	char ba[96];
+	if (getsockname(fd, (struct sockaddr *)&bound, &bl) == 0)
+		fprintf(stderr, "faststamp rx: listening on %s\n",
+			fts_pkt_format_addr(&bound, ba, sizeof(ba)));
 	struct fts_pkt_stats st;
 	int rc = fts_pkt_rx_run(&o, &st, err, sizeof(err));
 	fts_pkt_stats_print(stderr, "rx: ", &st, -1);
 	if (file) {
-		uint64_t recs = fts_pkt_file_records(file);
 		if (fts_pkt_file_close(file) && !rc) {
 			snprintf(err, sizeof(err), "write failed: %s", strerror(errno));
 			rc = -1;
@@ -303,7 +388,6 @@ int fts_tool_rx(int argc, char **argv)
 		if (rc)
 			fprintf(stderr, "faststamp rx: %s: %s; the file keeps the records written "
 				"before the failure\n", path, err);
-		(void)recs;
 	} else if (rc) {
 		fprintf(stderr, "faststamp rx: %s\n", err);
 	}

@@ -7,12 +7,21 @@
 
 static const char usage[] =
 	"usage: faststamp tx --to ADDR:PORT [--count N] [--rate PPS] [--size BYTES] [--batch N]\n"
-	"  Send N UDP datagrams (default 1000) to ADDR:PORT ([v6]:PORT for IPv6) with\n"
-	"  sendmmsg. Each payload starts with its sequence number and its CLOCK_REALTIME\n"
-	"  send time in ns (8 bytes each, little-endian); the rest is (seq + offset) & 0xff.\n"
-	"  --rate PPS     packets per second, steady (default 0: as fast as possible)\n"
+	"  Send N UDP datagrams (default 1000) to ADDR:PORT ([V6]:PORT for IPv6, [V6%IF]:PORT\n"
+	"  with an interface name or number for a link-local V6) with sendmmsg. Port 0 and\n"
+	"  the unspecified address (0.0.0.0, [::]) are no destinations. Each payload starts\n"
+	"  with its sequence number and its CLOCK_REALTIME send time in ns (8 bytes each,\n"
+	"  little-endian); the rest is (seq + offset) & 0xff.\n"
+	"  --count N      datagrams to send, 1 or more (default 1000)\n"
+	"  --rate PPS     packets per second, steady, 0..1e9 (default 0: as fast as possible)\n"
 	"  --size BYTES   payload size, 0..65507 (IPv6: 65527), default 64\n"
-	"  --batch N      datagrams per sendmmsg call, 1..1024 (default 64)\n";
+	"  --batch N      datagrams per sendmmsg call, 1..1024 (default 64)\n"
+	"Each option is given at most once. Prints what was sent and packets/s from the\n"
+	"first sendmmsg to the last (n/a when that took under 10 ms). Exit 0 when all were\n"
+	"sent, 1 on a fault, 2 on a usage error.\n";
+
+/* Options that take a value: each may be given once. */
+static const char *const valued[] = { "--to", "--count", "--rate", "--size", "--batch" };
 
 static volatile int tx_stop;
 
@@ -28,29 +37,44 @@ int fts_tool_tx(int argc, char **argv)
 	socklen_t to_len = 0;
 	uint64_t count = 1000, size = 64, batch = 64;
 	double rate = 0;
-	char err[256];
+	unsigned seen = 0;
+	char err[256], msg[512], r[32];
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+		const char *a = argv[i], *v = NULL;
+		for (unsigned k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {
+			if (strcmp(a, valued[k]))
+				continue;
+			if (i + 1 >= argc)
+				return fts_tool_usage_error("tx", usage, "%s needs a value", a);
+			if (seen & 1u << k)
+				return fts_tool_usage_error("tx", usage, "%s is given more than once", a);
+			seen |= 1u << k;
+			v = argv[++i];
+		}
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			fputs(usage, stdout);
 			return 0;
-		} else if (!strcmp(argv[i], "--to") && i + 1 < argc) {
-			if (fts_pkt_parse_addr(argv[++i], &to, &to_len))
-				return fts_tool_usage_error("tx", usage, "bad address '%s' (ADDR:PORT or [V6]:PORT)", argv[i]);
-		} else if (!strcmp(argv[i], "--count") && i + 1 < argc) {
-			if (fts_tool_parse_u64(argv[++i], 1, UINT64_MAX / 2, &count))
-				return fts_tool_usage_error("tx", usage, "bad --count '%s'", argv[i]);
-		} else if (!strcmp(argv[i], "--rate") && i + 1 < argc) {
-			if (fts_tool_parse_double(argv[++i], 0, 1e9, &rate))
-				return fts_tool_usage_error("tx", usage, "bad --rate '%s' (0..1e9)", argv[i]);
-		} else if (!strcmp(argv[i], "--size") && i + 1 < argc) {
-			if (fts_tool_parse_u64(argv[++i], 0, 65527, &size))
-				return fts_tool_usage_error("tx", usage, "bad --size '%s' (0..65507, IPv6 65527)", argv[i]);
-		} else if (!strcmp(argv[i], "--batch") && i + 1 < argc) {
-			if (fts_tool_parse_u64(argv[++i], 1, 1024, &batch))
-				return fts_tool_usage_error("tx", usage, "bad --batch '%s' (1..1024)", argv[i]);
+		} else if (!strcmp(a, "--to")) {
+			if (fts_pkt_parse_addr(v, &to, &to_len, err, sizeof(err)) ||
+			    fts_pkt_check_dest(&to, err, sizeof(err))) {
+				snprintf(msg, sizeof(msg), "bad address '%s': %s", v, err);
+				return fts_tool_usage_error("tx", usage, "%s", msg);
+			}
+		} else if (!strcmp(a, "--count")) {
+			if (fts_tool_parse_u64(v, 1, UINT64_MAX / 2, &count))
+				return fts_tool_usage_error("tx", usage, "bad --count '%s' (1 or more)", v);
+		} else if (!strcmp(a, "--rate")) {
+			if (fts_tool_parse_double(v, 0, 1e9, &rate))
+				return fts_tool_usage_error("tx", usage, "bad --rate '%s' (0..1e9)", v);
+		} else if (!strcmp(a, "--size")) {
+			if (fts_tool_parse_u64(v, 0, 65527, &size))
+				return fts_tool_usage_error("tx", usage, "bad --size '%s' (0..65507, IPv6 65527)", v);
+		} else if (!strcmp(a, "--batch")) {
+			if (fts_tool_parse_u64(v, 1, 1024, &batch))
+				return fts_tool_usage_error("tx", usage, "bad --batch '%s' (1..1024)", v);
 		} else {
-			return fts_tool_usage_error("tx", usage, "unknown or incomplete option '%s'", argv[i]);
+			return fts_tool_usage_error("tx", usage, "unknown option '%s'", a);
 		}
 	}
 	if (!to_len)
@@ -70,9 +94,12 @@ int fts_tool_tx(int argc, char **argv)
 	struct fts_pkt_tx_stats st;
 	int rc = fts_pkt_tx_run(&o, &st, err, sizeof(err));
 	double secs = (double)(st.end_ns - st.start_ns) / 1e9;
-	printf("tx: sent %llu packets %llu bytes in %.3f s (%.0f packets/s), %llu retries\n",
+	/* The first call only starts the clock: its datagrams went before it. */
+	double pps = st.first_ns ? fts_pkt_rate(st.sent - st.first_batch, st.last_ns - st.first_ns)
+				 : -1;
+	printf("tx: sent %llu packets %llu bytes in %.3f s (%s packets/s), %llu retries\n",
 	       (unsigned long long)st.sent, (unsigned long long)st.bytes, secs,
-	       secs > 0 ? (double)st.sent / secs : 0.0, (unsigned long long)st.retries);
+	       fts_pkt_rate_format(pps, r, sizeof(r)), (unsigned long long)st.retries);
 	if (rc) {
 		fprintf(stderr, "faststamp tx: %s\n", err);
 		return 1;

@@ -190,17 +190,26 @@ case $case in
     mkdir -p "$work/mnt"
     mount -t tmpfs -o size=256k tmpfs "$work/mnt" 2>/dev/null || skip "cannot mount tmpfs"
     mnt=$work/mnt
-    "$tool" rx --listen 127.0.0.1:$port --count 2000 --write "$mnt/x.pcapng" --duration 20 2> "$work/err" & pid=$!
-    wait_bound "" $port
-    "$tool" tx --to 127.0.0.1:$port --count 2000 --size 1000 --rate 20000 >/dev/null
-    wait $pid; rc=$?
-    [ $rc -eq 1 ] || fail "full disk: rx exited $rc, expected 1: $(cat "$work/err")"
-    grep -q "No space left" "$work/err" || fail "full disk: no clear message: $(cat "$work/err")"
-    got=$(tshark -r "$mnt/x.pcapng" 2>"$work/tshark.err" | wc -l)
-    [ -s "$work/tshark.err" ] && grep -qiv "running as user" "$work/tshark.err" && \
-      fail "file on the full disk is not readable: $(cat "$work/tshark.err")"
-    [ "$got" -gt 0 ] && [ "$got" -lt 2000 ] || fail "full disk: $got records readable"
-    tcpdump -r "$mnt/x.pcapng" >/dev/null 2>&1 || fail "tcpdump cannot read the file on the full disk";;
+    # Paced (the disk fills on an idle flush) and a burst (it fills with the buffer full).
+    for f in x.pcapng:--rate:20000 y.pcap:--batch:64; do
+      IFS=: read -r f topt tval <<< "$f"
+      "$tool" rx --listen 127.0.0.1:$port --count 2000 --write "$mnt/$f" --duration 20 2> "$work/err" & pid=$!
+      wait_bound "" $port
+      "$tool" tx --to 127.0.0.1:$port --count 2000 --size 1000 "$topt" "$tval" >/dev/null
+      wait $pid; rc=$?
+      [ $rc -eq 1 ] || fail "full disk: rx exited $rc, expected 1: $(cat "$work/err")"
+      grep -q "No space left" "$work/err" || fail "full disk: no clear message: $(cat "$work/err")"
+      got=$(tshark -r "$mnt/$f" 2>"$work/tshark.err" | wc -l)
+      [ -s "$work/tshark.err" ] && grep -qiv "running as user" "$work/tshark.err" && \
+        fail "file on the full disk is not readable: $(cat "$work/tshark.err")"
+      [ "$got" -gt 0 ] && [ "$got" -lt 2000 ] || fail "full disk: $got records readable"
+      td=$(tcpdump -r "$mnt/$f" 2>/dev/null | wc -l)
+      [ "$td" -eq "$got" ] || fail "full disk: tcpdump reads $td records, tshark $got"
+      # The count rx reports is what reached the file, not what it queued.
+      wr=$(sed -nE 's/^rx: packets [0-9]+ bytes [0-9]+ written ([0-9]+) .*/\1/p' "$work/err")
+      [ "$wr" = "$got" ] || fail "full disk ($f): rx says written ${wr:-?}, the file holds $got: $(cat "$work/err")"
+      rm -f "$mnt/$f"
+    done;;
   ring-burst)
     # A burst far larger than a 2-slot ring: every datagram is written or counted.
     "$tool" rx --listen 127.0.0.1:$port --ring 2 --write "$work/r.pcap" --duration 3 2> "$work/err" & pid=$!
@@ -247,6 +256,167 @@ case $case in
     "$tool" rx --listen "[::1]:$port" --duration 0.3 --write "$work/e.pcapng" 2>"$work/err" || fail "exit $?"
     tshark -r "$work/e.pcapng" >/dev/null 2>&1 || fail "empty capture not readable"
     grep -q "packets 0 " "$work/err" || fail "stats: $(cat "$work/err")";;
+  listen-port0)
+    # Port 0: the kernel picks one, and rx says which at start.
+    for l in 127.0.0.1 "[::1]"; do
+      "$tool" rx --listen "$l:0" --count 5 --write "$work/p.pcap" --force --duration 20 2> "$work/err" & pid=$!
+      p=""
+      for _ in $(seq 100); do
+        p=$(sed -nE 's/^faststamp rx: listening on .*:([0-9]+)$/\1/p' "$work/err")
+        [ -n "$p" ] && break
+        sleep 0.05
+      done
+      [ -n "$p" ] || fail "rx --listen $l:0 does not say which port it bound: $(cat "$work/err")"
+      grep -qxF "faststamp rx: listening on $l:$p" "$work/err" && [ "$p" -gt 0 ] \
+        || fail "rx --listen $l:0: $(cat "$work/err")"
+      wait_bound "" "$p"
+      "$tool" tx --to "$l:$p" --count 5 >/dev/null || fail "tx to the port rx named"
+      wait $pid || fail "rx --listen $l:0 exited $?: $(cat "$work/err")"
+      [ "$(tcpdump -r "$work/p.pcap" 2>/dev/null | wc -l)" -eq 5 ] || fail "$l:$p: not 5 records"
+    done;;
+  tx-dest)
+    # Destinations Linux would quietly turn into something else are usage errors.
+    for a in "127.0.0.1:0|port 0 is not a destination" "[::1]:0|port 0 is not a destination" \
+             "0.0.0.0:$port|the unspecified address is not a destination" \
+             "[::]:$port|the unspecified address is not a destination"; do
+      "$tool" tx --to "${a%%|*}" --count 1 > "$work/out" 2> "$work/err"; rc=$?
+      [ $rc -eq 2 ] || fail "tx --to '${a%%|*}' exited $rc, expected 2: $(cat "$work/out" "$work/err")"
+      grep -qF "${a#*|}" "$work/err" || fail "tx --to '${a%%|*}': $(head -1 "$work/err")"
+    done;;
+  write-dir)
+    # A directory is named as one, with or without --force, and left alone.
+    mkdir "$work/d"
+    for f in "" --force; do
+      # shellcheck disable=SC2086
+      "$tool" rx --listen 127.0.0.1:$port --count 1 --write "$work/d" $f 2> "$work/err"; rc=$?
+      [ $rc -eq 1 ] || fail "--write DIR $f exited $rc, expected 1"
+      grep -qF "cannot write $work/d: it is a directory" "$work/err" || fail "--write DIR $f: $(cat "$work/err")"
+    done
+    [ -d "$work/d" ] && [ -z "$(ls -A "$work/d")" ] || fail "the directory was changed";;
+  addr-errors)
+    # Every address error says what is wrong with the address, for rx and tx alike.
+    while IFS='|' read -r a why; do
+      for c in "rx --listen" "tx --to"; do
+        # shellcheck disable=SC2086
+        "$tool" $c "$a" --count 1 > /dev/null 2> "$work/err"; rc=$?
+        [ $rc -eq 2 ] || fail "$c '$a' exited $rc, expected 2"
+        grep -qF "bad address '$a': $why" "$work/err" || fail "$c '$a': $(head -1 "$work/err"); expected: $why"
+      done
+    done <<'TABLE'
+|empty
+127.0.0.1|no ':PORT'
+1.2.3:80|'1.2.3' is not an IPv4 address
+foo:1|'foo' is not an IPv4 address
+:80|no address before the port
+127.0.0.1:|no port after ':'
+127.0.0.1:99999|port '99999' is not a number 0..65535
+127.0.0.1:-1|port '-1' is not a number 0..65535
+::1:80|an IPv6 address goes in brackets
+[::1|no ']' after the IPv6 address
+[::1]80|no ':PORT' after ']'
+[::1]:|no port after ':'
+[zz::1]:80|'zz::1' is not an IPv6 address
+[fe80::1]:9000|link-local 'fe80::1' needs an interface
+[fe80::1%nosuchif]:9000|unknown interface 'nosuchif'
+[fe80::1%99999]:9000|no interface number '99999'
+[fe80::1%]:9000|no interface after '%'
+TABLE
+    # A scope by name or number parses (exit 1, not 2: fe80::1 is not on lo) and is
+    # printed back with the interface's name.
+    for sc in lo "$(cat /sys/class/net/lo/ifindex)"; do
+      "$tool" rx --listen "[fe80::1%$sc]:$port" --count 1 > /dev/null 2> "$work/err"; rc=$?
+      [ $rc -eq 1 ] && grep -qF "cannot listen on [fe80::1%lo]:$port" "$work/err" \
+        || fail "rx --listen [fe80::1%$sc]: exit $rc, $(cat "$work/err")"
+    done;;
+  netns6-scope)
+    # Link-local addresses need the interface: by name on one side, number on the other.
+    netns_up
+    ip -n "$ns_a" addr add fe80::77:1/64 dev fva$$ nodad
+    ip -n "$ns_b" addr add fe80::77:2/64 dev fvb$$ nodad
+    ia=$(ip netns exec "$ns_a" cat /sys/class/net/fva$$/ifindex)
+    ib=$(ip netns exec "$ns_b" cat /sys/class/net/fvb$$/ifindex)
+    exchange "$ns_b" "$ns_a" "[fe80::77:2%fvb$$]:$port" "[fe80::77:2%$ia]:$port" fe80::77:1 fe80::77:2 "$work/a.pcapng" 200 100
+    grep -qxF "faststamp rx: listening on [fe80::77:2%fvb$$]:$port" "$work/rx.err" || fail "$(cat "$work/rx.err")"
+    exchange "$ns_b" "$ns_a" "[fe80::77:2%$ib]:$port" "[fe80::77:2%fva$$]:$port" fe80::77:1 fe80::77:2 "$work/b.pcap" 200 100;;
+  rate-few)
+    # Three datagrams come within microseconds: a rate over that means nothing.
+    "$tool" rx --listen 127.0.0.1:$port --count 3 --write "$work/f.pcap" 2> "$work/err" & pid=$!
+    wait_bound "" $port
+    "$tool" tx --to 127.0.0.1:$port --count 3 > "$work/tx.out" || fail "tx: $(cat "$work/tx.out")"
+    wait $pid || fail "rx exited $?: $(cat "$work/err")"
+    grep -q "^rx: packets 3 .* n/a packets/s$" "$work/err" || fail "rx of 3 datagrams: $(cat "$work/err")"
+    grep -qF "(n/a packets/s)" "$work/tx.out" || fail "tx of 3 datagrams: $(cat "$work/tx.out")"
+    # Over 100 ms there is a rate, near the one sent (bounds, not a value: CI is a VM).
+    "$tool" rx --listen 127.0.0.1:$port --count 200 --write "$work/g.pcap" --duration 20 2> "$work/err" & pid=$!
+    wait_bound "" $port
+    "$tool" tx --to 127.0.0.1:$port --count 200 --rate 2000 > "$work/tx.out" || fail "tx: $(cat "$work/tx.out")"
+    wait $pid || fail "rx exited $?: $(cat "$work/err")"
+    r=$(sed -nE 's/^rx: packets 200 .* ([0-9]+) packets\/s$/\1/p' "$work/err")
+    [ -n "$r" ] && [ "$r" -ge 200 ] && [ "$r" -le 20000 ] || fail "rx rate at 2000/s: $(cat "$work/err")"
+    r=$(sed -nE 's/.*\(([0-9]+) packets\/s\).*/\1/p' "$work/tx.out")
+    [ -n "$r" ] && [ "$r" -ge 200 ] && [ "$r" -le 20000 ] || fail "tx rate at 2000/s: $(cat "$work/tx.out")"
+    # --compare over 200 datagrams: microseconds per mode, no rate and no CPU per packet.
+    "$tool" rx --compare --count 200 --chunk 100 --rounds 1 > "$work/cmp" 2>&1 || fail "--compare: $(cat "$work/cmp")"
+    [ "$(grep -cE '^  (none|fast|clock|kernel) +n/a +n/a +n/a +n/a +[0-9]+$' "$work/cmp")" -eq 4 ] \
+      || fail "--compare of 200 datagrams: $(cat "$work/cmp")";;
+  repeated-options)
+    # A second value would silently win over the first: a usage error naming the option.
+    base="--listen 127.0.0.1:$port --duration 0.2 --write $work/r.pcap --force"
+    for o in "--listen 127.0.0.1:$port" "--count 5" "--duration 0.2" "--write $work/r.pcap" \
+             "--snaplen 100" "--batch 8" "--ring 64" "--rcvbuf 65536" "--stamp clock"; do
+      # shellcheck disable=SC2086
+      "$tool" rx $base $o $o > /dev/null 2> "$work/err"; rc=$?
+      [ $rc -eq 2 ] && grep -q -- "^faststamp rx: ${o%% *} is given more than once" "$work/err" \
+        || fail "rx: $o twice: exit $rc, $(head -1 "$work/err")"
+    done
+    for o in "--count 100" "--chunk 50" "--size 32" "--rounds 1"; do
+      # shellcheck disable=SC2086
+      "$tool" rx --compare --count 100 --rounds 1 $o $o > /dev/null 2> "$work/err"; rc=$?
+      [ $rc -eq 2 ] && grep -q -- "^faststamp rx: ${o%% *} is given more than once" "$work/err" \
+        || fail "rx --compare: $o twice: exit $rc, $(head -1 "$work/err")"
+    done
+    for o in "--to 127.0.0.1:$port" "--count 1" "--rate 1000" "--size 10" "--batch 4"; do
+      # shellcheck disable=SC2086
+      "$tool" tx --to 127.0.0.1:$port --count 1 $o $o > /dev/null 2> "$work/err"; rc=$?
+      [ $rc -eq 2 ] && grep -q -- "^faststamp tx: ${o%% *} is given more than once" "$work/err" \
+        || fail "tx: $o twice: exit $rc, $(head -1 "$work/err")"
+    done
+    # A value missing at the end is named as such.
+    "$tool" rx --listen 127.0.0.1:$port --count > /dev/null 2> "$work/err"; rc=$?
+    [ $rc -eq 2 ] && grep -q -- "^faststamp rx: --count needs a value" "$work/err" || fail "rx --count: $(head -1 "$work/err")"
+    "$tool" tx --to 127.0.0.1:$port --rate > /dev/null 2> "$work/err"; rc=$?
+    [ $rc -eq 2 ] && grep -q -- "^faststamp tx: --rate needs a value" "$work/err" || fail "tx --rate: $(head -1 "$work/err")";;
+  unused-options)
+    # An option the run would ignore is a usage error naming it.
+    for o in "--chunk 5|goes with --compare" "--size 32|goes with --compare" "--rounds 2|goes with --compare" \
+             "--snaplen 100|goes with --write" "--force|goes with --write"; do
+      a=${o%%|*}
+      # shellcheck disable=SC2086
+      "$tool" rx --listen 127.0.0.1:$port --duration 0.2 $a > /dev/null 2> "$work/err"; rc=$?
+      [ $rc -eq 2 ] && grep -qF -- "faststamp rx: ${a%% *} ${o#*|}" "$work/err" \
+        || fail "rx ${o%%|*}: exit $rc, $(head -1 "$work/err")"
+    done
+    for o in "--write $work/c.pcap" --stats "--stamp clock" "--duration 1" "--batch 8" "--ring 64" "--rcvbuf 65536"; do
+      # shellcheck disable=SC2086
+      "$tool" rx --compare --count 100 --rounds 1 $o > /dev/null 2> "$work/err"; rc=$?
+      [ $rc -eq 2 ] && grep -qF -- "faststamp rx: ${o%% *} does not go with --compare" "$work/err" \
+        || fail "rx --compare $o: exit $rc, $(head -1 "$work/err")"
+    done;;
+  help-man)
+    # --help and the man page name the same options, and the code takes each of them.
+    man=$(dirname "$0")/../../man/faststamp.1
+    [ -r "$man" ] || skip "no man page at $man"
+    for c in rx tx; do
+      "$tool" $c --help | grep -oE -- '--[a-z]+' | grep -vx -- --help | sort -u > "$work/help"
+      end=$([ $c = rx ] && echo '^\.SS tx' || echo '^\.SH ')
+      sed -n "/^\.SS $c\$/,/$end/p" "$man" | sed 's/\\-/-/g' | grep -oE -- '--[a-z]+' | sort -u > "$work/man"
+      diff "$work/help" "$work/man" > "$work/diff" || fail "$c: --help (<) and man (>) differ: $(cat "$work/diff")"
+      # A trailing unknown option ends each run at the parser, before any work.
+      while read -r o; do
+        "$tool" $c "$o" --zz-end > /dev/null 2> "$work/err"
+        ! grep -qF "option '$o'" "$work/err" || fail "$c --help names $o, which $c does not take"
+      done < "$work/help"
+    done;;
   bench-veth)
     # Not a test: how fast rx keeps up over the veth pair. Prints, asserts nothing.
     netns_up
