@@ -507,16 +507,6 @@ static void thin(struct fts_calib *c)
 	}
 }
 
-static void write_begin(struct fts_calib *c)
-{
-	FTS__ST(c->seq, c->seq + 1);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-static void write_end(struct fts_calib *c)
-{
-	__atomic_store_n(&c->seq, c->seq + 1, __ATOMIC_RELEASE);
-}
 
 int fts_calib_add(struct fts_calib *c, uint64_t before, int64_t ref_ns, uint64_t after)
 {
@@ -531,7 +521,7 @@ int fts_calib_add(struct fts_calib *c, uint64_t before, int64_t ref_ns, uint64_t
 		errno = EINVAL;
 		return -1;
 	}
-	write_begin(c);
+	fts__calib_write_begin(c);
 	if (c->n == c->cap) {
 		thin(c);
 		refresh(c, 0);
@@ -547,17 +537,17 @@ int fts_calib_add(struct fts_calib *c, uint64_t before, int64_t ref_ns, uint64_t
 			refresh(c, c->n > REFRESH_BACK ? c->n - REFRESH_BACK : 0);
 	}
 	FTS__ST(c->newest, c->n >= 2 ? c->knots[c->n - 1].c : 0);
-	write_end(c);
+	fts__calib_write_end(c);
 	return 0;
 }
 
 void fts__calib_reset(struct fts_calib *c)
 {
-	write_begin(c);
+	fts__calib_write_begin(c);
 	FTS__ST(c->n, (size_t)0);
 	FTS__ST(c->newest, (uint64_t)0);
 	c->last_after = 0;
-	write_end(c);
+	fts__calib_write_end(c);
 }
 
 struct fts_calib *fts_calib_new_opts(const struct fts_calib_opts *opts)

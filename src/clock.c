@@ -43,8 +43,19 @@ static int line_run(const struct fts__seg *seg, const fast_timestamp_t *stamps, 
 	return 1;
 }
 
-/* Convert stamps[0..n) into ns/err (err may be NULL); the history is prepared. */
-static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err)
+/* x's bound widened by slack, unless that overflows. */
+static int widen(int64_t *err, int64_t slack)
+{
+	if (*err > INT64_MAX - slack)
+		return -ERANGE;
+	*err += slack;
+	return 0;
+}
+
+/* Convert stamps[0..n) into ns/err (err may be NULL); the history is prepared. A stamp
+ * past the newest sample gets tail_slack more bound (see fts__clock_check). */
+static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
+			int64_t tail_slack)
 {
 	const struct fts_calib *h = fts__clock_history();
 	struct fts__seg seg;
@@ -90,6 +101,8 @@ retry:
 		}
 		if (rc == 0)
 			rc = fts__seg_convert(&seg, where, x, &ns[i], err ? &err[i] : NULL);
+		if (rc == 0 && where > 0 && err)
+			rc = widen(&err[i], tail_slack);
 		if (where < 0) {  /* an interval cached from before it is no use */
 			seg.c0 = 1;
 			seg.c1 = 0;
@@ -108,9 +121,24 @@ static int prepare(uint64_t newest)
 	return fts__clock_prepare(newest);
 }
 
+/* The newest stamp x past the history: check the clock after it (fts__clock_check);
+ * the slack its stamps' bounds need, and x's interval in seg. */
+static int check_tail(uint64_t x, struct fts__seg *seg, int64_t *slack)
+{
+	const struct fts_calib *h = fts__clock_history();
+	int where = fts__calib_find(h, x, seg);
+
+	*slack = 0;
+	if (where > 0 && fts__clock_check(x, seg, slack) == 1)
+		where = fts__calib_find(h, x, seg);
+	return where;
+}
+
 static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err)
 {
 	uint64_t newest = 0;
+	int64_t slack = 0;
+	struct fts__seg seg;
 	int have_counter = 0, rc;
 
 	for (size_t i = 0; i < n; i++) {
@@ -120,16 +148,20 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 		if (stamps[i] > newest)
 			newest = stamps[i];
 	}
-	if (have_counter && (rc = prepare(newest)) < 0)
-		return rc;
-	return convert_many(stamps, n, ns, err);
+	if (have_counter) {
+		if ((rc = prepare(newest)) < 0)
+			return rc;
+		if (fts__clock_history())
+			check_tail(newest, &seg, &slack);
+	}
+	return convert_many(stamps, n, ns, err, slack);
 }
 
 int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
 {
 	struct fts__seg seg;
 	fast_timestamp_t x;
-	int64_t v, e;
+	int64_t v, e, slack;
 	int where, rc;
 
 	if (!stamp || !ns) {
@@ -148,11 +180,13 @@ int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
 		errno = -rc;
 		return -1;
 	}
-	where = fts__calib_find(fts__clock_history(), x, &seg);
+	where = check_tail(x, &seg, &slack);
 	if (where == -ENODATA)
 		rc = -EAGAIN;
 	else
 		rc = fts__seg_convert(&seg, where, x, &v, err_ns ? &e : NULL);
+	if (rc == 0 && where > 0 && err_ns)
+		rc = widen(&e, slack);
 	if (rc < 0) {
 		errno = -rc;
 		return -1;

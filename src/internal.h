@@ -71,6 +71,14 @@ int fts__clock_sample(void);
 int fts__clock_watch(void);
 /* Ready the history to convert counter values up to newest (see sample.c). */
 int fts__clock_prepare(uint64_t newest);
+struct fts__seg;
+/* For a stamp x past the newest sample, converted with interval s (the newest): a
+ * clock read taken now, after x, shows how far the clock strayed from s's
+ * extrapolation. With one change at most (a step, or a new rate) since the newest
+ * sample, x strayed no further: *slack, to add to x's bound. Returns 1 when it strayed
+ * beyond s's bound and a sample was taken (look x up again: it is inside now), 0
+ * otherwise (also when the clock cannot be read: *slack 0). */
+int fts__clock_check(uint64_t x, const struct fts__seg *s, int64_t *slack);
 int fts__clock_uses_hw(void);
 /* The kernel's clocksource now (through the source's seam). 0 or negative errno. */
 int fts__clock_clocksource(char *out, size_t len);
@@ -79,6 +87,7 @@ const struct fts_calib *fts__clock_history(void);
 struct fts__clock_state {
 	uint64_t samples_taken, steps, suspends;
 	int running, faulted;
+	int threads;   /* sampler threads alive, also of sources replaced since */
 	int64_t ambiguous_ns;
 	char fault[160];
 };

@@ -105,7 +105,8 @@ static struct fts__source src = { .counter = hw_counter, .realtime = hw_realtime
 static struct fts_calib *hist;        /* set once; read with acquire */
 static uint64_t taken;                /* samples added */
 static int used;                      /* a conversion happened since the last round */
-static int running;                   /* the sampler thread exists */
+static int running;                   /* the sampler thread of this source exists */
+static int alive;                     /* sampler threads alive, of any source */
 static int64_t retry_at, retry_gap;   /* thread start backoff, CLOCK_MONOTONIC ns */
 static struct psample last, anchor;   /* the previous sample; the rate's baseline */
 static int have_last;
@@ -116,6 +117,7 @@ static long double ticks_per_ns_err;  /* its relative uncertainty */
  * sampler thread, so does a history older than period_ticks. */
 static uint64_t resample_ticks, period_ticks;
 static int64_t ambiguous_ns;          /* span of the interval holding the last event */
+static unsigned source_gen;           /* a thread sampling another source stops */
 static uint64_t steps_seen, suspends_seen;
 static int faulted;
 static char fault_reason[160];
@@ -135,7 +137,7 @@ static void after_fork_parent(void)
 static void after_fork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
-	running = 0;   /* threads do not survive fork */
+	running = alive = 0;   /* threads do not survive fork */
 	retry_at = retry_gap = 0;
 }
 
@@ -372,7 +374,7 @@ static void *sampler(void *arg)
 {
 	int idle = 0, fd = -1;
 	int64_t next = 0;
-	(void)arg;
+	unsigned gen = (unsigned)(uintptr_t)arg;
 
 	/* Prompt wake-ups keep the span of ambiguity after a step short. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
@@ -398,8 +400,10 @@ static void *sampler(void *arg)
 			idle = 0;
 		else
 			idle++;
-		if (idle >= SAMPLER_IDLE_ROUNDS || src.no_thread || faulted) {
-			__atomic_store_n(&running, 0, __ATOMIC_RELAXED);
+		if (idle >= SAMPLER_IDLE_ROUNDS || src.no_thread || faulted || gen != source_gen) {
+			if (gen == source_gen)   /* else a new source may have its own thread */
+				__atomic_store_n(&running, 0, __ATOMIC_RELAXED);
+			alive--;
 			pthread_mutex_unlock(&lock);
 			if (fd >= 0)
 				close(fd);
@@ -430,11 +434,12 @@ static void start_thread_locked(void)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&t, &attr, sampler, NULL);
+	rc = pthread_create(&t, &attr, sampler, (void *)(uintptr_t)source_gen);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&attr);
 	if (rc == 0) {
 		__atomic_store_n(&running, 1, __ATOMIC_RELAXED);
+		alive++;
 		retry_gap = 0;
 	} else {
 		retry_gap = retry_gap ? retry_gap * 2 : RETRY_MIN_NS;
@@ -508,6 +513,38 @@ int fts__clock_prepare(uint64_t newest)
 	return rc;
 }
 
+int fts__clock_check(uint64_t x, const struct fts__seg *s, int64_t *slack)
+{
+	uint64_t b, a, m;
+	int64_t rt, p, bound, noise, dev;
+
+	*slack = 0;
+	b = src.counter(src.ctx);
+	if (src.realtime(src.ctx, &rt) < 0)
+		return 0;   /* nothing to check with: the extrapolation stands alone */
+	a = src.counter(src.ctx);
+	if (b < x)
+		b = x;      /* the stamp was taken before the read, too */
+	if (a < b)
+		return 0;
+	m = b + (a - b) / 2;
+	if (fts__seg_eval(s, 1, m, &p, &bound) < 0)
+		return 0;
+	/* the read lay somewhere in [b, a]: half of it at the fastest rate allowed */
+	noise = (int64_t)fts__mulshift((a - b + 1) / 2, s->hi, s->shift) + 1;
+	dev = rt > p ? rt - p : p - rt;
+	*slack = dev + noise;
+	if (dev <= bound + noise)
+		return 0;
+	/* The clock left the extrapolation (a step, a new rate): sample now, so that x
+	 * lies inside the history, between samples that hold the change. */
+	pthread_mutex_lock(&lock);
+	if (fts__calib_newest_counter(hist) < x)
+		sample_locked(NULL);
+	pthread_mutex_unlock(&lock);
+	return 1;
+}
+
 int fts_clock_start(void)
 {
 	int rc;
@@ -528,6 +565,8 @@ void fts__clock_set_source(const struct fts__source *s)
 {
 	pthread_mutex_lock(&lock);
 	src = s ? *s : hw_source;
+	source_gen++;   /* a sampler thread of the old source stops when it wakes */
+	__atomic_store_n(&running, 0, __ATOMIC_RELAXED);
 	if (!src.clocks)
 		src.clocks = hw_clocks;
 	if (hist)
@@ -559,6 +598,7 @@ void fts__clock_state(struct fts__clock_state *st)
 	pthread_mutex_lock(&lock);
 	st->samples_taken = taken;
 	st->running = running;
+	st->threads = alive;
 	st->faulted = faulted;
 	snprintf(st->fault, sizeof(st->fault), "%s", fault_reason);
 	st->steps = steps_seen;

@@ -121,6 +121,18 @@ static inline int fts__seg_convert(const struct fts__seg *s, int where, uint64_t
 }
 
 
+/* The writer's side of the sequence count: an odd count while it writes. */
+static inline void fts__calib_write_begin(struct fts_calib *c)
+{
+	FTS__ST(c->seq, c->seq + 1);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void fts__calib_write_end(struct fts_calib *c)
+{
+	__atomic_store_n(&c->seq, c->seq + 1, __ATOMIC_RELEASE);
+}
+
 static inline unsigned fts__calib_read_begin(const struct fts_calib *c)
 {
 	unsigned s;

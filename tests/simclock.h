@@ -6,7 +6,10 @@
 #define FTS_TEST_SIMCLOCK_H
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
+#include <time.h>
 #include <string.h>
 
 #include "internal.h"
@@ -25,6 +28,11 @@ struct simclock {
 	uint64_t fault_at, cstart, num, den;
 	int fail;             /* realtime reads fail */
 	char clocksource[32]; /* what the kernel's clocksource file says */
+	/* With the library's own sampler thread (simc_use_thread): it and the test take
+	 * turns, so the simulated machine is never touched by both at once. */
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	int threaded, waiting, go;
 };
 
 static struct simclock simc __attribute__((unused));
@@ -90,18 +98,130 @@ static inline void simc_sleep(void *ctx, int64_t ns)
 
 static inline void simc_wait(void *ctx, int64_t ns)
 {
-	simc_sleep(ctx, ns);
+	if (!simc.threaded) {
+		simc_sleep(ctx, ns);
+		return;
+	}
+	/* The sampler thread waits here for the test's simc_round(). */
+	pthread_mutex_lock(&simc.m);
+	simc.waiting = 1;
+	pthread_cond_broadcast(&simc.cv);
+	while (!simc.go && simc.threaded)
+		pthread_cond_wait(&simc.cv, &simc.m);
+	simc.go = 0;
+	simc.waiting = 0;
+	pthread_mutex_unlock(&simc.m);
 }
+
+static inline void simc_use_source(uint64_t seed, long double ppm, int no_thread);
 
 /* A 2.6 GHz counter, realtime in 2026, drifting by ppm. */
 static inline void simc_use(uint64_t seed, long double ppm)
 {
+	simc_use_source(seed, ppm, 1);
+}
+
+/* The same, sampled by the library's own sampler thread, a round at a time: each
+ * simc_round() advances the machine by the sampler's period and lets it run once. */
+static inline void simc_use_thread(uint64_t seed, long double ppm)
+{
+	simc_use_source(seed, ppm, 0);
+}
+
+/* Wait (up to 10 s) until the sampler thread waits in simc_wait, or has exited
+ * (running 0): 1 when it waits. */
+static inline int simc_sampler_waits(void)
+{
+	struct timespec until;
+	int waits;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&simc.m);
+	for (;;) {
+		struct fts__clock_state cs;
+		if (simc.waiting)
+			break;
+		pthread_mutex_unlock(&simc.m);
+		fts__clock_state(&cs);
+		pthread_mutex_lock(&simc.m);
+		if (!cs.running && !simc.waiting)
+			break;
+		struct timespec slice;
+		clock_gettime(CLOCK_REALTIME, &slice);
+		if (slice.tv_sec > until.tv_sec)
+			break;
+		slice.tv_nsec += 1000000;
+		if (slice.tv_nsec >= 1000000000) {
+			slice.tv_sec++;
+			slice.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&simc.cv, &simc.m, &slice);
+	}
+	waits = simc.waiting;
+	pthread_mutex_unlock(&simc.m);
+	return waits;
+}
+
+/* One round of the sampler thread: 100 ms pass, it wakes, does its round, waits
+ * again. 1 if it did, 0 if no sampler thread waits. */
+static inline int simc_round(void)
+{
+	if (!simc_sampler_waits())
+		return 0;
+	simc_sleep(NULL, 100000000);
+	pthread_mutex_lock(&simc.m);
+	simc.go = 1;
+	pthread_cond_broadcast(&simc.cv);
+	pthread_mutex_unlock(&simc.m);
+	/* wait until it took the turn, then until it is back (or gone) */
+	for (int i = 0; i < 10000000; i++) {
+		pthread_mutex_lock(&simc.m);
+		int taken = !simc.go;
+		pthread_mutex_unlock(&simc.m);
+		if (taken)
+			break;
+		sched_yield();
+	}
+	simc_sampler_waits();
+	return 1;
+}
+
+/* Back to the real clock, with no sampler thread of the simulated machine left: it is
+ * let go from simc_wait, finds its source replaced and exits. 0, or -1 after 10 s. */
+static inline int simc_stop_thread(void)
+{
+	struct fts__clock_state cs;
+
+	if (simc.threaded) {
+		pthread_mutex_lock(&simc.m);
+		simc.threaded = 0;
+		pthread_cond_broadcast(&simc.cv);
+		pthread_mutex_unlock(&simc.m);
+	}
+	fts__clock_set_source(NULL);
+	for (int i = 0; i < 10000; i++) {
+		fts__clock_state(&cs);
+		if (!cs.threads)
+			return 0;
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	return -1;
+}
+
+static inline void simc_use_source(uint64_t seed, long double ppm, int no_thread)
+{
 	struct fts__source s = { .counter = simc_counter, .realtime = simc_realtime,
 				 .clocks = simc_clocks, .wait = simc_wait, .sleep = simc_sleep,
-				 .clocksource = simc_clocksource, .ctx = &simc, .no_thread = 1 };
+				 .clocksource = simc_clocksource, .ctx = &simc, .no_thread = no_thread };
 	struct fts_info in = { .size = sizeof(in) };
 	long double rate = 1 / 2.6L * (1 + ppm * 1e-6L);
+	simc_stop_thread();
 	memset(&simc, 0, sizeof(simc));
+	pthread_mutex_init(&simc.m, NULL);
+	pthread_cond_init(&simc.cv, NULL);
+	simc.threaded = !no_thread;
 	simc.t = 1000000000;
 	simc.per_read = 30;
 	sim_init(&simc.rt, 0, 1798761600e9L, rate, seed);

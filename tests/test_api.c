@@ -9,6 +9,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "testmain.h"
+
 #include "faststamp.h"
 #include "internal.h"
 #include "simclock.h"
@@ -177,6 +179,13 @@ static void reference_clock_failure(void **state)
 	fts__clock_set_source(NULL);
 }
 
+static int64_t raw_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static void diff_of_stamps(void **state)
 {
 	fast_timestamp_t a = tagged(1000), b = tagged(4500), c, d;
@@ -189,23 +198,27 @@ static void diff_of_stamps(void **state)
 	assert_int_equal(ns, 3500);
 	assert_int_equal(fts_diff_ns(&b, &a, &ns), 0);
 	assert_int_equal(ns, -3500);
-	/* real stamps 20 ms apart, against CLOCK_MONOTONIC */
-	t0 = 0;
+	/* Real stamps 20 ms apart, against CLOCK_MONOTONIC_RAW (which no slew moves, as
+	 * none moves the difference): inside the outer bracket, around the inner one,
+	 * give or take the measured frequency's error (100 ppm allowed) and 1 us. */
 	{
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		t0 = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+		int64_t r1, r2, slack;
+		t0 = raw_ns();
 		store_fast_timestamp(&c);
+		r1 = raw_ns();
 		nanosleep(&pause, NULL);
+		r2 = raw_ns();
 		store_fast_timestamp(&d);
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		t1 = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+		t1 = raw_ns();
+		assert_int_equal(fts_diff_ns(&c, &d, &ns), 0);
+		slack = 1000 + (t1 - t0) / 10000;
+		print_message("diff %lld ns, RAW brackets [%lld, %lld] ns\n", (long long)ns,
+			      (long long)(r2 - r1), (long long)(t1 - t0));
+		assert_true(ns >= r2 - r1 - slack && ns <= t1 - t0 + slack);
 	}
-	assert_int_equal(fts_diff_ns(&c, &d, &ns), 0);
-	assert_true(ns >= 20000000 && ns <= t1 - t0 + 1000);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(null_arguments),
@@ -215,5 +228,5 @@ int main(void)
 		cmocka_unit_test(reference_clock_failure),
 		cmocka_unit_test(diff_of_stamps),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return fts_test_run(tests, argc, argv);
 }

@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testmain.h"
+
 #include "faststamp.h"
 
 /* Conversions of a few probes, to compare before and after a rejected call. */
@@ -139,7 +141,7 @@ static void exact_line(void **state)
 	fts_calib_free(c);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(add_rejects_bad_samples),
@@ -147,5 +149,5 @@ int main(void)
 		cmocka_unit_test(opts_validated),
 		cmocka_unit_test(exact_line),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return fts_test_run(tests, argc, argv);
 }

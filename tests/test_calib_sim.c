@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <cmocka.h>
 
+#include "testmain.h"
+
 #include "faststamp.h"
 #include "sim.h"
 
@@ -18,7 +20,8 @@
 struct result {
 	size_t probes, covered, within100;
 	long double sum_bound;
-	int64_t worst;
+	int64_t worst;    /* the largest miss beyond the bound */
+	int64_t widest;   /* the largest bound */
 };
 
 static void probe(const struct fts_calib *c, const struct sim *s, uint64_t x, struct result *r)
@@ -31,6 +34,7 @@ static void probe(const struct fts_calib *c, const struct sim *s, uint64_t x, st
 	r->probes++;
 	r->within100 += miss <= 100;
 	r->sum_bound += err;
+	r->widest = err > r->widest ? err : r->widest;
 	if (miss <= err) {
 		r->covered++;
 	} else if (miss - err > r->worst) {
@@ -137,11 +141,15 @@ static void slews_between_samples(void **state)
 }
 
 /* A step in the middle of an interval: never interpolated across, always covered. */
+/* A step in the middle of an interval: never interpolated across, always covered.
+ * Only the interval holding it is ambiguous: its stamps get the middle of the two
+ * sides and a bound of half the step (and a little); the intervals around it keep the
+ * bounds of a quiet clock. */
 static void one_step(long double step, uint64_t seed)
 {
 	struct fts_calib *c = fts_calib_new();
 	struct sim s;
-	struct result r = { 0 }, near = { 0 };
+	struct result r = { 0 }, near = { 0 }, inside = { 0 }, before = { 0 }, after = { 0 };
 	uint64_t t0 = 123456789, t, at;
 
 	sim_init(&s, t0, EPOCH_2026, GHZ_RATE * (1 - 20e-6L), seed);
@@ -154,8 +162,18 @@ static void one_step(long double step, uint64_t seed)
 	/* both sides of the step itself */
 	probe(c, &s, at - 1, &near);
 	probe(c, &s, at, &near);
+	/* the step's own interval (its samples are up to 11 ms either side of it), and
+	 * beyond the intervals next to it */
+	probe_range(c, &s, at - TICKS_10MS / 3, at + TICKS_10MS / 3, 1000, &inside);
+	probe_range(c, &s, t0, at - 3 * TICKS_10MS, 2000, &before);
+	probe_range(c, &s, at + 3 * TICKS_10MS, t - TICKS_10MS, 2000, &after);
 	assert_covered(&r, "step: whole history");
 	assert_covered(&near, "step: around it");
+	assert_covered(&inside, "step: its interval");
+	print_message("  widest bound: in its interval %lld ns, before %lld ns, after %lld ns\n",
+		      (long long)inside.widest, (long long)before.widest, (long long)after.widest);
+	assert_true(inside.widest <= fabsl(step) / 2 + 1000000);
+	assert_true(before.widest < 5000 && after.widest < 5000);
 	fts_calib_free(c);
 }
 
@@ -168,6 +186,35 @@ static void steps_forward_and_back(void **state)
 		print_message("step %.0Lf ns\n", steps[i]);
 		one_step(steps[i], 10 + i);
 	}
+}
+
+/* The rate tolerance (1 ppm by default) is what the bound allows the clock's rate to
+ * wander between samples, unseen by them: here it runs 0.9 ppm fast for the first half
+ * of every interval and 0.9 ppm slow for the second, so every sample lies on one line
+ * and only the tolerance covers the 45 ns the clock strays between them. Exact
+ * samples (brackets of 0 ticks), so nothing else widens the bound. */
+static void tolerance_covers_wobble(void **state)
+{
+	struct fts_calib *c = fts_calib_new();
+	struct sim s;
+	struct result r = { 0 };
+	uint64_t t0 = 5000000, t = t0;
+	(void)state;
+
+	sim_init(&s, t0, EPOCH_2026, GHZ_RATE, 12);
+	for (int i = 0; i < 300; i++) {
+		assert_int_equal(fts_calib_add(c, t, sim_truth(&s, t), t), 0);
+		sim_change(&s, t, GHZ_RATE * (1 + 0.9e-6L), 0);
+		sim_change(&s, t + 13 * TICKS_10MS / 2, GHZ_RATE * (1 - 0.9e-6L), 0);
+		t += 13 * TICKS_10MS;   /* samples 130 ms apart */
+	}
+	assert_int_equal(fts_calib_add(c, t, sim_truth(&s, t), t), 0);
+	probe_range(c, &s, t0, t, 20000, &r);
+	assert_covered(&r, "wobble within the tolerance");
+	/* and the bound is the tolerance's, not more: half an interval at 1 ppm, doubled
+	 * for the two cones, plus rounding */
+	assert_true(r.widest < 200);
+	fts_calib_free(c);
 }
 
 static void noisy_wide_brackets(void **state)
@@ -267,17 +314,18 @@ static void extreme_counters(void **state)
 	fts_calib_free(c);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(steady_drift),
 		cmocka_unit_test(slews_at_sample_points),
 		cmocka_unit_test(slews_between_samples),
 		cmocka_unit_test(steps_forward_and_back),
+		cmocka_unit_test(tolerance_covers_wobble),
 		cmocka_unit_test(noisy_wide_brackets),
 		cmocka_unit_test(old_stamps_after_thousands),
 		cmocka_unit_test(extrapolation_both_ways),
 		cmocka_unit_test(extreme_counters),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return fts_test_run(tests, argc, argv);
 }

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include "testmain.h"
+
 #include "faststamp.h"
 #include "simclock.h"
 
@@ -309,9 +311,8 @@ static void clocksource_switch(void **unused)
 
 	start(9);
 	if (!fts__store_counter) {
-		print_message("SKIP: the counter is not in use here (backend generic)\n");
 		fts__clock_set_source(NULL);
-		skip();
+		FTS_SKIP("the counter is not in use here (backend generic)");
 	}
 	amb_margin = 260000000;
 	run(1e9L, 1e6L);
@@ -381,6 +382,98 @@ static void slow_uneven_reads(void **unused)
 	fts__clock_set_source(NULL);
 }
 
+/* A stamp just past the newest sample, converted at once, after the clock changed
+ * since that sample: a new rate (ADJ_TICK +-1 %, +-10 %) or a step. No sample was due
+ * (1 ms after the last), so only the clock read the conversion takes after the stamp
+ * can show the change; the bound must cover it whatever the change. */
+static void fresh_after_change(const char *what, long double ppm, long double step)
+{
+	size_t bad = 0;
+	int64_t widest = 0;
+
+	for (int k = 0; k < 20; k++) {
+		fast_timestamp_t s;
+		int64_t truth, ns, err;
+
+		start(20 + (uint64_t)k);
+		run(1e9L, 1e6L);
+		run(50e6L, 1e6L);                  /* half-way to the next round */
+		assert_int_equal(sample_now(), 0);
+		simc_advance(k * 25e3L);           /* the change, 0 to 0.5 ms after the sample */
+		if (ppm)
+			simc_slew(ppm);
+		if (step)
+			simc_step(step);
+		simc_advance(1e6L - k * 25e3L);
+		s = simc_stamp(&truth);
+		simc_advance(2e3L);
+		assert_int_equal(fts_convert(&s, &ns, &err), 0);
+		bad += llabs(ns - truth) > err;
+		widest = err > widest ? err : widest;
+		if (llabs(ns - truth) > err)
+			print_message("  %s, %d: est - truth %lld ns, bound %lld ns\n", what, k,
+				      (long long)(ns - truth), (long long)err);
+		fts__clock_set_source(NULL);
+	}
+	print_message("%-28s 20 fresh stamps, %zu uncovered, widest bound %lld ns\n", what, bad,
+		      (long long)widest);
+	assert_int_equal(bad, 0);
+}
+
+static void fresh_stamps_after_change(void **unused)
+{
+	(void)unused;
+	fresh_after_change("ADJ_TICK +1%", 10000, 0);
+	fresh_after_change("ADJ_TICK -1%", -10000, 0);
+	fresh_after_change("ADJ_TICK +10%", 100000, 0);
+	fresh_after_change("step +1 s", 30, 1e9L);
+	fresh_after_change("step -1 s", 30, -1e9L);
+	fresh_after_change("step +20 us", 30, 20e3L);
+}
+
+/* The library's own sampler thread on the simulated machine, a round at a time: it
+ * samples every round while conversions come, the history stays quiet and covers, and
+ * it exits after 100 rounds without one. */
+static void sampler_thread(void **unused)
+{
+	struct fts__clock_state cs;
+	struct verdict v;
+	uint64_t before;
+	int64_t ns;
+	(void)unused;
+
+	st.n = 0;
+	amb_from = amb_to = amb_margin = 0;
+	simc_use_thread(30, 30);
+	assert_int_equal(fts_clock_start(), 0);
+	fts__clock_state(&cs);
+	assert_int_equal(cs.running, 1);
+	before = cs.samples_taken;
+	for (int r = 0; r < 30; r++) {
+		for (int i = 0; i < 100; i++) {   /* 100 ms of stamps, 1 ms apart */
+			stamp_now();
+			simc_advance(1e6L);
+		}
+		/* an old stamp: keeps the thread busy, takes no sample itself */
+		assert_int_equal(fts_convert(&st.s[0], &ns, NULL), 0);
+		assert_true(simc_round());
+		if (r == 1)   /* the first calibration's 2 ms intervals give wider bands */
+			amb_to = simc.t;
+	}
+	fts__clock_state(&cs);
+	print_message("30 rounds of the sampler thread: %llu samples\n",
+		      (unsigned long long)(cs.samples_taken - before));
+	assert_true(cs.samples_taken - before >= 30);
+	v = judge("the sampler thread's history");
+	assert_quiet(&v);
+	/* idle: it exits */
+	for (int r = 0; r < 120 && simc_round(); r++)
+		;
+	fts__clock_state(&cs);
+	assert_int_equal(cs.running, 0);
+	assert_int_equal(simc_stop_thread(), 0);
+}
+
 /* Conversions of increasing stamps never decrease, except across a backward step. */
 static void monotonic_conversions(void **unused)
 {
@@ -400,7 +493,7 @@ static void monotonic_conversions(void **unused)
 	fts__clock_set_source(NULL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(steps),
@@ -411,7 +504,9 @@ int main(void)
 		cmocka_unit_test(clocksource_switch),
 		cmocka_unit_test(slews),
 		cmocka_unit_test(slow_uneven_reads),
+		cmocka_unit_test(fresh_stamps_after_change),
+		cmocka_unit_test(sampler_thread),
 		cmocka_unit_test(monotonic_conversions),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return fts_test_run(tests, argc, argv);
 }

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "testmain.h"
+
 #include "internal.h"
 
 static void test_parse_word(void **state)
@@ -177,8 +179,7 @@ static void test_clocksource_matches_file(void **state)
 
 	(void)state;
 	if (r < 0) {
-		printf("SKIP: %s unreadable (%s)\n", p, strerror((int)-r));
-		skip();
+		FTS_SKIP("%s unreadable (%s)", p, strerror((int)-r));
 	}
 	assert_int_equal(fts__parse_word(raw, want, sizeof(want)), 0);
 	assert_int_equal(fts__clocksource(got, sizeof(got)), 0);
@@ -186,7 +187,7 @@ static void test_clocksource_matches_file(void **state)
 	assert_int_equal(fts__clocksource(got, 1), -EINVAL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_word),
@@ -194,5 +195,5 @@ int main(void)
 		cmocka_unit_test(test_read_text),
 		cmocka_unit_test(test_clocksource_matches_file),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return fts_test_run(tests, argc, argv);
 }

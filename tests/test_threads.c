@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include "testmain.h"
+
 #include "faststamp.h"
 #include "internal.h"
 
@@ -102,6 +104,93 @@ static void convert_while_refreshing(void **state)
 	}
 }
 
+/* ---- torn reads ------------------------------------------------------------------- */
+
+/* The read protocol, on its own: a writer republishes every interval of a history
+ * again and again under the sequence count, each time with every field made from one
+ * generation number, a field at a time with pauses between; readers look intervals up
+ * as conversions do. A copy torn between two generations shows as fields from two;
+ * with the count honoured there is none. */
+#include "seg.h"
+
+static struct fts_calib *torn_hist;
+
+static void publish(struct fts__seg *g, uint64_t gen, size_t k)
+{
+	/* the interval's place (c0, c1) stays; everything else is gen */
+	FTS__ST(g->r0, (int64_t)gen);
+	FTS__RELAX();
+	FTS__ST(g->r1, (int64_t)gen + (int64_t)k);
+	FTS__RELAX();
+	FTS__ST(g->mult, (int64_t)gen);
+	FTS__RELAX();
+	FTS__ST(g->lo, (int64_t)gen);
+	FTS__ST(g->hi, (int64_t)gen);
+	FTS__RELAX();
+	FTS__ST(g->e0, (int64_t)gen);
+	FTS__ST(g->e1, (int64_t)gen);
+}
+
+static void *torn_writer(void *arg)
+{
+	uint64_t gen = 0;
+	size_t n = fts_calib_count(torn_hist);
+	(void)arg;
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		gen++;
+		fts__calib_write_begin(torn_hist);
+		for (size_t k = 0; k + 1 < n; k++)
+			publish(&torn_hist->segs[k], gen, k);
+		fts__calib_write_end(torn_hist);
+		for (int i = 0; i < 20; i++)   /* a window for readers */
+			FTS__RELAX();
+	}
+	return NULL;
+}
+
+static void no_torn_reads(void **state)
+{
+	pthread_t w;
+	uint64_t reads = 0, torn = 0, rng = 7, lo, hi;
+	unsigned seq0;
+	int64_t end;
+	(void)state;
+
+	torn_hist = fts_calib_new();
+	assert_non_null(torn_hist);
+	for (uint64_t i = 1; i <= 8; i++)   /* 7 intervals that nothing merges: steps */
+		assert_int_equal(fts_calib_add(torn_hist, i * 1000000, (int64_t)(i % 2) * 1000000000,
+					       i * 1000000), 0);
+	assert_int_equal(fts_calib_range(torn_hist, &lo, &hi), 0);
+	__atomic_store_n(&stop, 0, __ATOMIC_RELAXED);
+	seq0 = __atomic_load_n(&torn_hist->seq, __ATOMIC_ACQUIRE);
+	assert_int_equal(pthread_create(&w, NULL, torn_writer, NULL), 0);
+	while (__atomic_load_n(&torn_hist->seq, __ATOMIC_ACQUIRE) - seq0 < 2)   /* it wrote */
+		sched_yield();
+	end = rt() + 2000000000;
+	while (rt() < end) {
+		for (int i = 0; i < 1000; i++) {
+			struct fts__seg seg;
+			uint64_t x;
+			int64_t g;
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			x = lo + (rng >> 33) % (hi - lo);
+			assert_int_equal(fts__calib_find(torn_hist, x, &seg), 0);
+			g = seg.r0;
+			torn += seg.mult != g || seg.lo != g || seg.hi != g || seg.e0 != g ||
+				seg.e1 != g || seg.r1 - g < 0 || seg.r1 - g > 8;
+			reads++;
+		}
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	pthread_join(w, NULL);
+	print_message("%llu look-ups while every interval was rewritten: %llu torn copies\n",
+		      (unsigned long long)reads, (unsigned long long)torn);
+	assert_true(reads > 1000);
+	assert_int_equal(torn, 0);
+	fts_calib_free(torn_hist);
+}
+
 /* ---- a baton between two CPUs ---------------------------------------------------- */
 
 #define HANDOFFS 1000000
@@ -149,12 +238,10 @@ static void cross_cpu_handoffs(void **state)
 	(void)state;
 
 	if (sched_getaffinity(0, sizeof(set), &set) || !CPU_ISSET(0, &set) || !CPU_ISSET(1, &set)) {
-		print_message("SKIP: hand-offs need CPUs 0 and 1\n");
-		skip();
+		FTS_SKIP("hand-offs need CPUs 0 and 1");
 	}
 	if (!(__atomic_load_n(&fts__store_counter, __ATOMIC_RELAXED))) {
-		print_message("SKIP: stamps are clock readings here (no counter in use)\n");
-		skip();
+		FTS_SKIP("stamps are clock readings here (no counter in use)");
 	}
 	a.mine = calloc(HANDOFFS / 2, sizeof(fast_timestamp_t));
 	b.mine = calloc(HANDOFFS / 2, sizeof(fast_timestamp_t));
@@ -186,11 +273,12 @@ static void cross_cpu_handoffs(void **state)
 	free(nb);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(convert_while_refreshing),
+		cmocka_unit_test(no_torn_reads),
 		cmocka_unit_test(cross_cpu_handoffs),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return fts_test_run(tests, argc, argv);
 }

@@ -4,4 +4,4 @@ set -euo pipefail
 b=$FTS_OUT/build
 cmake -S "$FTS_TOP" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFASTSTAMP_WERROR=ON
 cmake --build "$b" -j"$(nproc)"
-ctest --test-dir "$b" --output-on-failure -j1
+"$FTS_TOP/scripts/lib/ctest-run" 10-build-test "$b" -j1

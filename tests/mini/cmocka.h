@@ -173,6 +173,13 @@ __attribute__((unused)) static int fts_mini_call_fixture(CMFixtureFunction fn, v
 	return fts_mini_how;
 }
 
+static const char *fts_mini_filter;   /* run only the test of this name; NULL: all */
+
+__attribute__((unused)) static void cmocka_set_test_filter(const char *name)
+{
+	fts_mini_filter = name;
+}
+
 __attribute__((unused)) static int fts_mini_run(const char *group, const struct CMUnitTest *t,
 						size_t n, CMFixtureFunction setup,
 						CMFixtureFunction teardown)
@@ -189,6 +196,8 @@ __attribute__((unused)) static int fts_mini_run(const char *group, const struct 
 	for (size_t i = 0; i < n; i++) {
 		void *state = t[i].initial_state;
 		int how;
+		if (fts_mini_filter && strcmp(fts_mini_filter, t[i].name))
+			continue;
 		printf("[ RUN      ] %s\n", t[i].name);
 		fflush(stdout);
 		if (!t[i].initial_state && gstate)

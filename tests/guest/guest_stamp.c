@@ -1,0 +1,623 @@
+/* guest_stamp.c - the in-guest half of the fault lab (scripts/guest/): stamps every
+ * ~5 us between two clock_gettime(CLOCK_REALTIME) reads while one real kernel time
+ * fault happens, converts every stamp afterwards and checks each error bound against
+ * its bracket. Meant to run as root inside a throw-away QEMU guest: it steps, slews and
+ * suspends the machine's clock.
+ *
+ * usage: FASTSTAMP_BACKEND=tsc guest_stamp SCENARIO
+ * Prints "FTS-RESULT scenario=... key=value ..." (see scripts/guest/run-scenario) and
+ * human-readable detail. Exit 0 when the run happened (whatever its verdict), 2 when it
+ * could not (bad scenario, backend not tsc, no memory).
+ *
+ * Times "relative to the fault" are CLOCK_MONOTONIC, read just before each bracket:
+ * the brackets themselves are CLOCK_REALTIME, which the fault steps.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timex.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <faststamp.h>
+
+#define SEC 1000000000LL
+#define PRE_NS (1500 * 1000000LL)   /* stamping before the fault */
+#define SPACING_NS 5000             /* between stamps */
+#define CONVERT_EVERY_NS 10000000   /* the converter thread's period */
+#define WIDE_NS 10000               /* a bound wider than this is "ambiguous" */
+#define MAX_RECS (2 << 20)          /* ~10 s of stamps, 64 MiB */
+#define SHOW 5                      /* misses printed in detail */
+#define CLOCKSOURCE "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+
+struct rec {
+	int64_t mono;          /* CLOCK_MONOTONIC just before the bracket */
+	int64_t before, after; /* CLOCK_REALTIME around the stamp */
+	fast_timestamp_t stamp;
+};
+
+struct fault {
+	int64_t mono;          /* CLOCK_MONOTONIC at the fault */
+	int ok;                /* the fault verifiably happened */
+	char what[256];
+};
+
+struct clocks {
+	int64_t rt, mono, raw, boot;
+};
+
+struct scenario {
+	const char *name;
+	void (*setup)(const struct scenario *, struct fault *, int64_t fault_at);
+	void (*apply)(const struct scenario *, struct fault *);
+	void (*verify)(const struct scenario *, struct fault *, const struct clocks *,
+		       const struct clocks *, const struct clocks *);
+	long arg;
+	int64_t post_ns;       /* stamping after the fault */
+};
+
+static struct rec *recs;
+static size_t nrecs;           /* published with release: recs[0..nrecs) are complete */
+static int stop;
+
+/* What the converter thread saw: the newest stamp converted at once. */
+static struct {
+	uint64_t count, outside, errors;
+	int64_t worst;
+	size_t idx[SHOW];
+	int64_t ns[SHOW], err[SHOW];
+} imm;
+
+static int64_t now(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return ts.tv_sec * SEC + ts.tv_nsec;
+}
+
+/* All four clocks at one moment, to within 20 us if the vCPU lets us: the fault checks
+ * compare clocks over a second or two, where a preempted read would look like a step. */
+static void read_clocks(struct clocks *c)
+{
+	int64_t best = INT64_MAX;
+
+	for (int i = 0; i < 100 && best > 20000; i++) {
+		int64_t m0 = now(CLOCK_MONOTONIC), m1;
+		struct clocks t = { .rt = now(CLOCK_REALTIME), .raw = now(CLOCK_MONOTONIC_RAW),
+				    .boot = now(CLOCK_BOOTTIME) };
+
+		m1 = now(CLOCK_MONOTONIC);
+		if (m1 - m0 < best) {
+			best = m1 - m0;
+			t.mono = m0 + best / 2;
+			*c = t;
+		}
+	}
+}
+
+static void sleep_until(int64_t mono)
+{
+	struct timespec ts = { .tv_sec = mono / SEC, .tv_nsec = mono % SEC };
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY), rc = 0;
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+static void read_word(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	if (!f || !fgets(buf, (int)len, f))
+		buf[0] = '\0';
+	buf[strcspn(buf, " \n")] = '\0';
+	if (f)
+		fclose(f);
+}
+
+static int kernel_cmdline_has(const char *word)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/cmdline", "r");
+	int found = f && fgets(line, sizeof(line), f) && strstr(line, word);
+
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* How far [ns - err, ns + err] misses what the clock read at the stamp; 0 when it
+ * covers it. That reading lies in [before, after], unless a backward step fell between
+ * the two reads (before > after): then it is >= before (the step came after the stamp)
+ * or <= after (it came before), and only an interval inside the gap misses. */
+static int64_t miss(const struct rec *r, int64_t ns, int64_t err)
+{
+	int64_t lo = ns - err, hi = ns + err;
+
+	if (r->before <= r->after)
+		return hi < r->before ? r->before - hi : lo > r->after ? lo - r->after : 0;
+	if (hi >= r->before || lo <= r->after)
+		return 0;
+	return lo - r->after < r->before - hi ? lo - r->after : r->before - hi;
+}
+
+static void *stamper(void *arg)
+{
+	int64_t next = 0;
+	size_t n = 0;
+
+	(void)arg;
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED) && n < MAX_RECS) {
+		struct rec *r = &recs[n];
+		int64_t m;
+
+		while ((m = now(CLOCK_MONOTONIC)) < next)
+			;
+		r->mono = m;
+		r->before = now(CLOCK_REALTIME);
+		store_fast_timestamp(&r->stamp);
+		r->after = now(CLOCK_REALTIME);
+		__atomic_store_n(&nrecs, ++n, __ATOMIC_RELEASE);
+		next = m + SPACING_NS;
+	}
+	return NULL;
+}
+
+/* As an application would: now and then, convert the newest stamp at once. */
+static void *converter(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		size_t n;
+		int64_t ns, err, m;
+
+		sleep_until(now(CLOCK_MONOTONIC) + CONVERT_EVERY_NS);
+		n = __atomic_load_n(&nrecs, __ATOMIC_ACQUIRE);
+		if (!n)
+			continue;
+		imm.count++;
+		if (fts_convert(&recs[n - 1].stamp, &ns, &err) < 0) {
+			imm.errors++;
+			continue;
+		}
+		if ((m = miss(&recs[n - 1], ns, err)) == 0)
+			continue;
+		if (imm.outside < SHOW) {
+			imm.idx[imm.outside] = n - 1;
+			imm.ns[imm.outside] = ns;
+			imm.err[imm.outside] = err;
+		}
+		imm.outside++;
+		if (m > imm.worst)
+			imm.worst = m;
+	}
+	return NULL;
+}
+
+/* ---- the faults ------------------------------------------------------------------ */
+
+static void fault_none(const struct scenario *sc, struct fault *f)
+{
+	(void)sc;
+	f->mono = now(CLOCK_MONOTONIC);
+	f->ok = 1;
+	snprintf(f->what, sizeof(f->what), "no fault");
+}
+
+static void fault_settime(const struct scenario *sc, struct fault *f)
+{
+	int64_t t;
+	struct timespec ts;
+
+	f->mono = now(CLOCK_MONOTONIC);
+	t = now(CLOCK_REALTIME) + sc->arg * SEC;
+	ts = (struct timespec){ .tv_sec = t / SEC, .tv_nsec = t % SEC };
+	f->ok = clock_settime(CLOCK_REALTIME, &ts) == 0;
+	snprintf(f->what, sizeof(f->what), "clock_settime(CLOCK_REALTIME) %+ld s: %s", sc->arg,
+		 f->ok ? "done" : strerror(errno));
+}
+
+/* Set the clock so that UTC midnight comes at fault_at, and ask the kernel to insert a
+ * leap second there (it needs the clock synchronised: STA_PLL without STA_UNSYNC, and a
+ * small maxerror so that it does not declare the clock unsynchronised again). Done
+ * before calibration, so only the leap itself falls inside the run. */
+static void leap_setup(const struct scenario *sc, struct fault *f, int64_t fault_at)
+{
+	struct timex tx = { .modes = ADJ_STATUS | ADJ_MAXERROR | ADJ_ESTERROR,
+			    .status = STA_PLL | STA_INS, .maxerror = 1000, .esterror = 100 };
+	int64_t midnight = (now(CLOCK_REALTIME) / SEC / 86400 + 1) * 86400 * SEC, t;
+	struct timespec ts;
+	int rc;
+
+	(void)sc;
+	f->mono = fault_at;
+	t = midnight - (fault_at - now(CLOCK_MONOTONIC));
+	ts = (struct timespec){ .tv_sec = t / SEC, .tv_nsec = t % SEC };
+	if (clock_settime(CLOCK_REALTIME, &ts) < 0 || (rc = adjtimex(&tx)) < 0)
+		snprintf(f->what, sizeof(f->what), "leap second set-up failed: %s", strerror(errno));
+	else
+		snprintf(f->what, sizeof(f->what),
+			 "leap second armed for midnight UTC (%lld s), adjtimex state %d",
+			 (long long)(midnight / SEC), rc);
+}
+
+static void fault_leap(const struct scenario *sc, struct fault *f)
+{
+	(void)sc;
+	(void)f;   /* the kernel does it, at f->mono */
+}
+
+static void fault_freq(const struct scenario *sc, struct fault *f)
+{
+	struct timex tx = { .modes = ADJ_FREQUENCY, .freq = sc->arg * 65536 };
+
+	f->mono = now(CLOCK_MONOTONIC);
+	f->ok = adjtimex(&tx) >= 0;
+	snprintf(f->what, sizeof(f->what), "adjtimex ADJ_FREQUENCY %+ld ppm: %s", sc->arg,
+		 f->ok ? "done" : strerror(errno));
+}
+
+static void fault_tick(const struct scenario *sc, struct fault *f)
+{
+	long nominal = 1000000 / sysconf(_SC_CLK_TCK);
+	struct timex tx = { .modes = ADJ_TICK, .tick = nominal + nominal * sc->arg / 1000000 };
+
+	f->mono = now(CLOCK_MONOTONIC);
+	f->ok = adjtimex(&tx) >= 0;
+	snprintf(f->what, sizeof(f->what), "adjtimex ADJ_TICK %ld -> %ld us (%+ld ppm): %s",
+		 nominal, tx.tick, sc->arg, f->ok ? "done" : strerror(errno));
+}
+
+static void fault_clocksource(const struct scenario *sc, struct fault *f)
+{
+	static const char *const to[] = { "hpet", "acpi_pm", "tsc" };
+	size_t used = 0;
+
+	(void)sc;
+	f->ok = 1;
+	used += snprintf(f->what, sizeof(f->what), "clocksource switches (a second apart):");
+	for (int i = 0; i < 3; i++) {
+		char cur[32];
+		int rc;
+
+		if (i == 0)
+			f->mono = now(CLOCK_MONOTONIC);
+		else
+			sleep_until(f->mono + i * SEC);
+		rc = write_file(CLOCKSOURCE, to[i]);
+		read_word(CLOCKSOURCE, cur, sizeof(cur));
+		if (rc < 0 || strcmp(cur, to[i]))
+			f->ok = 0;
+		used += snprintf(f->what + used, sizeof(f->what) - used, " %s:%s", to[i],
+				 rc < 0 ? strerror(-rc) : strcmp(cur, to[i]) ? cur : "ok");
+		if (used >= sizeof(f->what))
+			break;
+	}
+}
+
+static void fault_suspend(const struct scenario *sc, struct fault *f)
+{
+	int rc;
+
+	(void)sc;
+	write_file("/sys/class/rtc/rtc0/wakealarm", "0");   /* clear any earlier alarm */
+	rc = write_file("/sys/class/rtc/rtc0/wakealarm", "+3");
+	f->mono = now(CLOCK_MONOTONIC);
+	if (rc == 0)
+		rc = write_file("/sys/power/state", "mem");
+	f->ok = rc == 0;
+	snprintf(f->what, sizeof(f->what), "S3 suspend, RTC wake-up after 3 s: %s",
+		 rc ? strerror(-rc) : "resumed");
+}
+
+/* The host watches the console for this line and pauses the VM (monitor stop, cont). */
+static void fault_pause(const struct scenario *sc, struct fault *f)
+{
+	(void)sc;
+	f->mono = now(CLOCK_MONOTONIC);
+	printf("FTS-PAUSE-NOW\n");
+	fflush(stdout);
+	f->ok = 1;
+	snprintf(f->what, sizeof(f->what), "asked the host to pause the VM for 2 s");
+}
+
+/* ---- checking that the fault took effect ------------------------------------------ */
+
+static int64_t rt_mono_change(const struct clocks *a, const struct clocks *b)
+{
+	return (b->rt - b->mono) - (a->rt - a->mono);
+}
+
+/* Rate of CLOCK_MONOTONIC (slewed like CLOCK_REALTIME, never stepped) against
+ * CLOCK_MONOTONIC_RAW, in ppm. */
+static double rate_ppm(const struct clocks *a, const struct clocks *b)
+{
+	return b->raw > a->raw ? ((double)(b->mono - a->mono) / (double)(b->raw - a->raw) - 1) * 1e6
+			       : 0;
+}
+
+static int64_t abs64(int64_t v)
+{
+	return v < 0 ? -v : v;
+}
+
+static void verify_step(const struct scenario *sc, struct fault *f, const struct clocks *s,
+			const struct clocks *x, const struct clocks *e)
+{
+	int64_t d = rt_mono_change(s, e), want = sc->arg * SEC;
+	struct timex tx = { .modes = 0 };
+	int state = adjtimex(&tx);
+	size_t used = strlen(f->what);
+
+	(void)x;
+	if (sc->setup)   /* the leap: the kernel must have been through it */
+		f->ok = state == TIME_WAIT;
+	else if (!f->ok)
+		return;
+	if (abs64(d - want) > 10000000)
+		f->ok = 0;
+	snprintf(f->what + used, sizeof(f->what) - used,
+		 "; realtime - monotonic changed by %+.6f s, adjtimex state now %d", (double)d / 1e9,
+		 state);
+}
+
+static void verify_rate(const struct scenario *sc, struct fault *f, const struct clocks *s,
+			const struct clocks *x, const struct clocks *e)
+{
+	double before = rate_ppm(s, x), after = rate_ppm(x, e);
+	size_t used = strlen(f->what);
+
+	/* The kernel steers its multiplier to the new rate within a few ticks. */
+	if (fabs(after - before - (double)sc->arg) > 0.1 * (double)labs(sc->arg) + 5)
+		f->ok = 0;
+	snprintf(f->what + used, sizeof(f->what) - used,
+		 "; monotonic against raw: %+.1f ppm before, %+.1f ppm after", before, after);
+}
+
+static void verify_suspend(const struct scenario *sc, struct fault *f, const struct clocks *s,
+			   const struct clocks *x, const struct clocks *e)
+{
+	int64_t slept = (e->boot - e->mono) - (s->boot - s->mono);
+	size_t used = strlen(f->what);
+
+	(void)sc;
+	(void)x;
+	if (slept < SEC)
+		f->ok = 0;
+	snprintf(f->what + used, sizeof(f->what) - used, "; slept %.3f s (boottime - monotonic)",
+		 (double)slept / 1e9);
+}
+
+static void verify_none(const struct scenario *sc, struct fault *f, const struct clocks *s,
+			const struct clocks *x, const struct clocks *e)
+{
+	size_t used = strlen(f->what);
+
+	(void)sc;
+	(void)x;
+	snprintf(f->what + used, sizeof(f->what) - used,
+		 "; realtime - monotonic changed by %+" PRId64 " ns, boottime - monotonic by %+"
+		 PRId64 " ns (reads within 20 us)",
+		 rt_mono_change(s, e), (e->boot - e->mono) - (s->boot - s->mono));
+}
+
+static const struct scenario scenarios[] = {
+	{ "none", NULL, fault_none, verify_none, 0, 2 * SEC },
+	{ "settime-plus", NULL, fault_settime, verify_step, 1, 2 * SEC },
+	{ "settime-minus", NULL, fault_settime, verify_step, -1, 2 * SEC },
+	{ "leap", leap_setup, fault_leap, verify_step, -1, 2 * SEC },
+	{ "slew-plus", NULL, fault_freq, verify_rate, 500, 2 * SEC },
+	{ "slew-minus", NULL, fault_freq, verify_rate, -500, 2 * SEC },
+	{ "tick-small-plus", NULL, fault_tick, verify_rate, 1000, 2 * SEC },
+	{ "tick-small-minus", NULL, fault_tick, verify_rate, -1000, 2 * SEC },
+	{ "tick-plus", NULL, fault_tick, verify_rate, 10000, 2 * SEC },
+	{ "clocksource", NULL, fault_clocksource, verify_none, 0, 3 * SEC },
+	{ "suspend", NULL, fault_suspend, verify_suspend, 0, 2 * SEC },
+	{ "pause", NULL, fault_pause, verify_none, 0, 2500 * 1000000LL },
+};
+
+/* ---- the verdict ------------------------------------------------------------------ */
+
+static double rel_us(const struct rec *r, const struct fault *f)
+{
+	return (double)(r->mono - f->mono) / 1e3;
+}
+
+static void show(const char *tag, size_t i, int64_t ns, int64_t err, const struct fault *f)
+{
+	const struct rec *r = &recs[i];
+
+	if (r->before <= r->after)
+		printf("  %s #%zu t=%+.3f us: est-truth=%+" PRId64 " ns (truth = bracket mid +- %"
+		       PRId64 " ns) err=%" PRId64 " ns miss=%" PRId64 " ns\n", tag, i, rel_us(r, f),
+		       ns - (r->before + (r->after - r->before) / 2), (r->after - r->before) / 2,
+		       err, miss(r, ns, err));
+	else
+		printf("  %s #%zu t=%+.3f us: straddling a backward step: est-before=%+" PRId64
+		       " ns est-after=%+" PRId64 " ns err=%" PRId64 " ns miss=%" PRId64 " ns\n", tag, i,
+		       rel_us(r, f), ns - r->before, ns - r->after, err, miss(r, ns, err));
+}
+
+int main(int argc, char **argv)
+{
+	const struct scenario *sc = NULL;
+	struct fts_info info = { .size = sizeof(info) };
+	struct fault f = { 0 };
+	struct clocks cs, cx, ce;
+	pthread_t st, ct;
+	char backend_start[16];
+	int64_t start, conv_ns, worst = 0, max_err = 0, max_gap = 0, fault_gap = 0;
+	uint64_t outside = 0, straddling = 0, tagged = 0, errors = 0, wide = 0;
+	size_t n, first_wide = 0, last_wide = 0, prev_miss = 0, runs = 0, gap_at = 0, long_gaps = 0;
+	int64_t *est, *err;
+
+	for (size_t i = 0; argc == 2 && i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		if (!strcmp(argv[1], scenarios[i].name))
+			sc = &scenarios[i];
+	/* It steps and slews the clock: only ever inside the lab's guest. */
+	if (!kernel_cmdline_has("fts.scenario=")) {
+		fprintf(stderr, "guest_stamp: not in the lab's guest (no fts.scenario= on the "
+			"kernel command line); it would change this machine's clock\n");
+		return 2;
+	}
+	if (!sc) {
+		fprintf(stderr, "usage: guest_stamp SCENARIO (");
+		for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+			fprintf(stderr, "%s%s", i ? " " : "", scenarios[i].name);
+		fprintf(stderr, ")\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	/* The lab tests the counter path; TCG does not report an invariant TSC, so the
+	 * library would not choose it by itself. */
+	if (fts_get_info(&info) < 0 || strcmp(info.backend, "tsc")) {
+		printf("FTS-RESULT scenario=%s error=backend-not-tsc backend=%s\n", sc->name,
+		       info.backend);
+		printf("FTS-INFO reason=%s (run with FASTSTAMP_BACKEND=tsc)\n", info.reason);
+		return 2;
+	}
+	snprintf(backend_start, sizeof(backend_start), "%s", info.backend);
+	recs = malloc(MAX_RECS * sizeof(*recs));
+	est = malloc(MAX_RECS * sizeof(*est));
+	err = malloc(MAX_RECS * sizeof(*err));
+	if (!recs || !est || !err) {
+		printf("FTS-RESULT scenario=%s error=no-memory\n", sc->name);
+		return 2;
+	}
+	/* Touch every page now, not while stamping. */
+	memset(recs, 0, MAX_RECS * sizeof(*recs));
+	memset(est, 0, MAX_RECS * sizeof(*est));
+	memset(err, 0, MAX_RECS * sizeof(*err));
+
+	start = now(CLOCK_MONOTONIC);
+	if (sc->setup)
+		sc->setup(sc, &f, start + PRE_NS);
+	if (fts_clock_start() < 0) {
+		printf("FTS-RESULT scenario=%s error=fts_clock_start-errno-%d\n", sc->name, errno);
+		return 2;
+	}
+	read_clocks(&cs);
+	pthread_create(&st, NULL, stamper, NULL);
+	pthread_create(&ct, NULL, converter, NULL);
+	sleep_until(start + PRE_NS);
+	sc->apply(sc, &f);
+	read_clocks(&cx);
+	sleep_until(f.mono + sc->post_ns > cx.mono ? f.mono + sc->post_ns : cx.mono + sc->post_ns);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	pthread_join(st, NULL);
+	pthread_join(ct, NULL);
+	read_clocks(&ce);
+	sc->verify(sc, &f, &cs, &cx, &ce);
+	n = nrecs;
+
+	/* Every stamp, converted after the run as a log reader would. */
+	conv_ns = now(CLOCK_MONOTONIC);
+	for (size_t i = 0; i < n; i++)
+		if (fts_convert(&recs[i].stamp, &est[i], &err[i]) < 0) {
+			err[i] = -1;
+			if (errors++ == 0)
+				printf("  conversion #%zu failed: %s\n", i, strerror(errno));
+		}
+	conv_ns = now(CLOCK_MONOTONIC) - conv_ns;
+	fts_get_info(&info);
+
+	printf("FTS-FAULT scenario=%s ok=%d at=%+.3f ms after start: %s\n", sc->name, f.ok,
+	       (double)(f.mono - start) / 1e6, f.what);
+	printf("stamps: %zu over %.3f s (one per %.2f us)%s, converted in %.3f s\n", n,
+	       n ? (double)(recs[n - 1].mono - recs[0].mono) / 1e9 : 0.0,
+	       n > 1 ? (double)(recs[n - 1].mono - recs[0].mono) / 1e3 / (double)(n - 1) : 0.0,
+	       n == MAX_RECS ? " (array full: stamping stopped early)" : "",
+	       (double)conv_ns / 1e9);
+	printf("misses (t relative to the fault; est-truth against the bracket's middle):\n");
+	for (size_t i = 0; i < n; i++) {
+		int64_t m;
+
+		int64_t gap = i ? recs[i].mono - recs[i - 1].mono : 0;
+
+		if (gap > max_gap) {
+			max_gap = gap;
+			gap_at = i;
+		}
+		long_gaps += gap > 1000000;
+		if (i && recs[i - 1].mono < f.mono && recs[i].mono >= f.mono)
+			fault_gap = gap;
+		if (recs[i].stamp & FTS_STAMP_CLOCK_TAG)
+			tagged++;
+		if (recs[i].before > recs[i].after)
+			straddling++;
+		if (err[i] < 0)
+			continue;
+		if (err[i] > max_err)
+			max_err = err[i];
+		if (err[i] > WIDE_NS) {
+			if (!wide++)
+				first_wide = i;
+			last_wide = i;
+		}
+		if ((m = miss(&recs[i], est[i], err[i])) == 0)
+			continue;
+		if (outside++ < SHOW)
+			show("miss", i, est[i], err[i], &f);
+		if (i != prev_miss + 1 || !runs)
+			runs++;
+		prev_miss = i;
+		if (m > worst)
+			worst = m;
+	}
+	if (!outside)
+		printf("  none\n");
+	else
+		printf("  %" PRIu64 " outside their bound, in %zu runs of consecutive stamps\n",
+		       outside, runs);
+	printf("immediate conversions (newest stamp, every 10 ms): %" PRIu64 ", %" PRIu64
+	       " outside, %" PRIu64 " failed\n", imm.count, imm.outside, imm.errors);
+	for (uint64_t k = 0; k < imm.outside && k < SHOW; k++)
+		show("immediate miss", imm.idx[k], imm.ns[k], imm.err[k], &f);
+	/* Stamping pauses while the guest's vCPU does not run: a step inside such a gap
+	 * leaves its critical moments unstamped, so say how dense the stamps were. */
+	printf("stamping gaps: %zu longer than 1 ms, the longest %.1f us at t=%+.3f us; %.1f us"
+	       " between the last stamp before the fault and the first after it\n", long_gaps,
+	       (double)max_gap / 1e3, n ? rel_us(&recs[gap_at], &f) : 0.0, (double)fault_gap / 1e3);
+	if (wide)
+		printf("wide bounds (> %d ns): %" PRIu64 " stamps, from t=%+.3f us to t=%+.3f us\n",
+		       WIDE_NS, wide, rel_us(&recs[first_wide], &f), rel_us(&recs[last_wide], &f));
+	printf("library: backend %s -> %s, clocksource %s, samples %zu held / %" PRIu64
+	       " taken, step window %" PRId64 " ns, sampler %s\n", backend_start, info.backend,
+	       info.clocksource, info.samples, info.samples_taken, info.step_window_ns,
+	       info.sampler_running ? "running" : "stopped");
+	printf("FTS-INFO reason=%s\n", info.reason);
+	/* outside, worst_miss_ns: conversions after the run whose bound missed the bracket;
+	 * straddling: brackets with a backward step inside (judged as miss() says);
+	 * tagged: stamps the library took with clock_gettime after a counter fault;
+	 * errors: failed conversions, after the run and immediate; wide*: bounds over
+	 * WIDE_NS, and where they lie relative to the fault; the rest from fts_get_info(). */
+	printf("FTS-RESULT scenario=%s fault_ok=%d stamps=%zu outside=%" PRIu64
+	       " worst_miss_ns=%" PRId64 " straddling=%" PRIu64 " tagged=%" PRIu64
+	       " errors=%" PRIu64 " immediate=%" PRIu64 " immediate_outside=%" PRIu64
+	       " immediate_worst_ns=%" PRId64 " wide=%" PRIu64 " wide_from_us=%.1f wide_to_us=%.1f"
+	       " wide_span_us=%.1f max_err_ns=%" PRId64 " max_gap_us=%.1f fault_gap_us=%.1f steps_seen=%" PRIu64
+	       " suspends_seen=%" PRIu64 " samples_taken=%" PRIu64 " backend=%s clocksource=%s\n",
+	       sc->name, f.ok, n, outside, worst, straddling, tagged, errors + imm.errors, imm.count,
+	       imm.outside, imm.worst, wide, wide ? rel_us(&recs[first_wide], &f) : 0.0,
+	       wide ? rel_us(&recs[last_wide], &f) : 0.0,
+	       wide ? (double)(recs[last_wide].mono - recs[first_wide].mono) / 1e3 : 0.0, max_err,
+	       (double)max_gap / 1e3, (double)fault_gap / 1e3, info.steps_seen, info.suspends_seen, info.samples_taken,
+	       info.backend, info.clocksource[0] ? info.clocksource : "-");
+	return 0;
+}
