@@ -303,12 +303,6 @@ static void band_of(const struct fts_calib *c, size_t k, long double *plo, long 
 			for (size_t i = 0; i < nseg; i++)
 				hi = fmaxl(hi, fabsl(slope(c, i)) + slope_noise(c, i));
 		}
-		/* The newest interval has no right neighbour to tell the rate it changed to:
-		 * with its own rate in the band, the backward cone holds its chord, and a
-		 * clock whose rate changed once inside, from the left neighbour's to any
-		 * other, lies between that chord and the forward cone. */
-		if (k + 1 == nseg)
-			band_add(&lo, &hi, &have, c, k, 0, 0);
 	}
 	*plo = lo;
 	*phi = hi;

@@ -88,6 +88,7 @@ struct fts__clock_state {
 	uint64_t samples_taken, steps, suspends;
 	int running, faulted;
 	int threads;   /* sampler threads alive, also of sources replaced since */
+	uint64_t thread_starts;   /* attempts to start one */
 	int64_t ambiguous_ns;
 	char fault[160];
 };

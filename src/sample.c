@@ -108,6 +108,7 @@ static int used;                      /* a conversion happened since the last ro
 static int running;                   /* the sampler thread of this source exists */
 static int alive;                     /* sampler threads alive, of any source */
 static int64_t retry_at, retry_gap;   /* thread start backoff, CLOCK_MONOTONIC ns */
+static uint64_t thread_starts;        /* attempts to start the sampler thread */
 static struct psample last, anchor;   /* the previous sample; the rate's baseline */
 static int have_last;
 static long double ticks_per_ns;      /* counter against MONOTONIC_RAW */
@@ -237,7 +238,7 @@ static enum verdict check(const struct psample *s)
 	if (fabsl(dstep) > STEP_MIN_NS + noise)
 		steps_seen++;
 	if (dsusp > SUSPEND_MIN_NS + noise || fabsl(dstep) > STEP_MIN_NS + noise || ran_on)
-		ambiguous_ns = (int64_t)(dc * npt) + (int64_t)(ran_on ? dsusp : 0);
+		ambiguous_ns = (int64_t)draw;   /* awake time: no stamp is taken asleep */
 	/* The rate over the longest baseline: from the anchor, moved past any suspend the
 	 * counter ran through (RAW did not). */
 	if (ran_on) {
@@ -432,6 +433,7 @@ static void start_thread_locked(void)
 	if (pthread_attr_init(&attr))
 		return;
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	thread_starts++;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = pthread_create(&t, &attr, sampler, (void *)(uintptr_t)source_gen);
@@ -599,6 +601,7 @@ void fts__clock_state(struct fts__clock_state *st)
 	st->samples_taken = taken;
 	st->running = running;
 	st->threads = alive;
+	st->thread_starts = thread_starts;
 	st->faulted = faulted;
 	snprintf(st->fault, sizeof(st->fault), "%s", fault_reason);
 	st->steps = steps_seen;

@@ -86,9 +86,10 @@ static void steady_drift(void **state)
 	end = feed(c, &s, t0, 1000, TICKS_10MS, 100);
 	probe_range(c, &s, t0, end - TICKS_10MS, 20000, &r);
 	assert_covered(&r, "steady drift");
-	/* the targets: >= 99% within 100 ns of the truth, mean bound under 1 us */
+	/* the targets: >= 99% within 100 ns of the truth, a mean bound of 400 ns at most
+	 * (about 200 here: a bound several times too wide is a fault too) */
 	assert_true(r.within100 * 100 >= r.probes * 99);
-	assert_true(r.sum_bound / r.probes < 1000);
+	assert_true(r.sum_bound / r.probes < 400);
 	/* a steady clock's history stays small */
 	print_message("samples held after 1000: %zu\n", fts_calib_count(c));
 	assert_true(fts_calib_count(c) <= 250);
