@@ -170,7 +170,7 @@ static const char *expected_backend(void)
 
 	if (env && !strcmp(env, "tsc"))
 		return "tsc";
-	if (__get_cpuid_max(0x80000000u, NULL) >= 0x80000007u &&
+	if ((unsigned)__get_cpuid_max(0x80000000u, NULL) >= 0x80000007u &&
 	    __get_cpuid(0x80000007u, &a, &b, &c, &d))
 		invariant = (d >> 8) & 1;
 	if (f) {

@@ -237,7 +237,7 @@ struct br { int64_t t0, t1; fast_timestamp_t s; };
 
 static int child_no_thread(void)
 {
-	struct rlimit one = { 1, 1 };
+	struct rlimit one, was;
 	static struct br kept[4000];
 	size_t n = 0, uncovered = 0, conversions = 0;
 	long double sum = 0;
@@ -255,6 +255,10 @@ static int child_no_thread(void)
 		printf("SKIP: cannot drop to uid 65534: %s\n", strerror(errno));
 		return 77;
 	}
+	/* Only the soft limit: it is raised again before exit, for the sanitizers'
+	 * threads (LeakSanitizer's, at exit) */
+	getrlimit(RLIMIT_NPROC, &was);
+	one = (struct rlimit){ 1, was.rlim_max };
 	if (setrlimit(RLIMIT_NPROC, &one) || pthread_create(&t, NULL, nothing, NULL) == 0) {
 		printf("SKIP: cannot make thread creation fail with RLIMIT_NPROC here\n");
 		return 77;
@@ -286,6 +290,8 @@ static int child_no_thread(void)
 	}
 	fts_get_info(&in);
 	fts__clock_state(&cs);
+	was.rlim_cur = was.rlim_max;
+	setrlimit(RLIMIT_NPROC, &was);
 	printf("no thread: %zu conversions in 2 s took %llu samples and %llu attempts to start "
 	       "the sampler; %zu stamps converted later, mean bound %.0Lf ns; %zu uncovered; "
 	       "sampler %s\n", conversions, (unsigned long long)in.samples_taken,
