@@ -256,8 +256,10 @@ struct fts_calib;
 /* Options for fts_calib_new_opts(); zero fields take the defaults. */
 struct fts_calib_opts {
 	size_t size;             /* in: sizeof(struct fts_calib_opts) */
-	size_t max_samples;      /* samples kept before thinning; default 1024, min 8 */
+	size_t max_samples;      /* the most knots (segment ends) kept; 0: no limit but
+				  * max_bytes; else at least 8 */
 	uint32_t rate_tol_ppb;   /* rate tolerance between samples; default 1000 (1 ppm) */
+	size_t max_bytes;        /* the most memory its segments take; default 64 MiB */
 };
 
 /* fts_calib_new - an empty history. NULL with errno ENOMEM on failure. */

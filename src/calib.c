@@ -1,89 +1,108 @@
-/* calib.c - a history of (counter, reference) samples and conversion with a bound.
+/* calib.c - a history's storage and its writer: samples in, segments out (the model is
+ * in faststamp.h, "THE MODEL"; its rules are estimate.c; readers are history.h).
  *
- * Writers (fts_calib_add) keep, for every kept sample, a knot: the bracket midpoint c,
- * the reference reading r, the bracket half-width w, and for the interval that starts
- * there the residual of samples merged into it. From the knots they build the
- * intervals (struct fts__seg) that readers use: slope, rate band, end uncertainties,
- * all as integers. Readers look up an interval and evaluate a few 128-bit products,
- * under a sequence count, writing nothing shared.
- *
- * The bound. Between two samples at c0 and c1, with the rate assumed within [lo, hi]:
- * if no step happened between c0 and x, r(x) lies in the cone from c0,
- * r0 + (x - c0) * [lo, hi]; if none happened between x and c1, in the cone back from
- * c1, r1 - (c1 - x) * [lo, hi]. With at most one step in the interval one of the two
- * holds, so the hull of both covers the truth. Relative to the line r0 -> r1 (slope s)
- * the cones are [-(x - c0)(s - lo), (x - c0)(hi - s)] and [-(c1 - x)(hi - s),
- * (c1 - x)(s - lo)], each widened by the uncertainty at its end. Inside a merged
- * interval a dropped sample sits within span of x on each side and within e of the
- * line, so the distances are capped at span.
- *
- * The band comes from the neighbouring intervals' rates (a rate change at an unknown
- * point inside is bounded by the rates on either side), widened by their bracket noise
- * and a tolerance. An interval whose rate the intervals around it disagree with by more
- * than a slew could is a step: never interpolated, its estimate is the middle of the
- * hull. Doubt counts as a step, since its bound covers both sides either way.
+ * The writer keeps a few raw samples: an interval's step verdict needs the intervals
+ * next to it, and its band the verdicts up to two intervals away, so an interval is
+ * final when three more follow it. Final intervals feed the open run (rule 6); a run
+ * that closes becomes a segment for good. Each add republishes only the end of the
+ * list: the open run and the intervals not yet final, each a segment of its own, and
+ * the lines carried on before and after. All of that is worked out in the writer's own
+ * memory first; under the sequence count it is only copied. At the memory limit the
+ * segments whose merging adds the least to the bound are merged (rule 10), into new
+ * chunks, published by one copy of the directory.
  */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
+#include "estimate.h"
+#include "history.h"
 #include "internal.h"
-#include "seg.h"
 
-#define DEFAULT_MAX_SAMPLES 1024
-#define MIN_MAX_SAMPLES 8
 #define DEFAULT_RATE_TOL_PPB 1000
-/* Beyond any slew: the kernel adjusts at most +-500 ppm (NTP frequency) plus 500 ppm
- * (adjtime), so a larger change of rate between intervals is a step. */
-#define STEP_PPM 2000.0L
-/* Merged residuals may grow to this many times the samples' own uncertainty. */
-#define MERGE_BUDGET 8
-#define FIXED_MAX_SHIFT 62
-/* A step is judged by the intervals up to this many on each side. */
-#define STEP_WINDOW 4
-/* A new sample changes step verdicts STEP_WINDOW intervals back, and the bands (which
- * look up to STEP_WINDOW intervals away) beyond those. */
-#define REFRESH_BACK (2 * STEP_WINDOW + 2)
+#define DEFAULT_MAX_BYTES ((size_t)64 << 20)
+#define MIN_MAX_SAMPLES 16   /* the provisional end of the list, and room to merge */
+/* An interval's band (rule 4) looks up to four intervals away on each side, and the
+ * step verdicts there (rule 3) one further: it is final with five intervals after it,
+ * and needs five samples before it. */
+#define FINAL_AFTER 5
+#define KEEP_BEFORE 5
+#define RAW (KEEP_BEFORE + FINAL_AFTER + 2)
+#define MAX_RUN 64      /* intervals in one run at most: bounds the work per add */
+#define ROUNDING 2      /* ns the published fixed point may add */
+/* Segments an add may put after the final ones: two that become final (a run and a
+ * step), the open run, and the intervals not yet final. */
+#define MAX_ADDED (3 + FINAL_AFTER)
+#define MAX_OUT MAX_ADDED
 
-struct knot {
-	uint64_t c;      /* bracket midpoint */
-	int64_t r;       /* reference ns */
-	uint64_t w;      /* bracket half-width, ticks */
-	int64_t emid;    /* how far merged samples after this knot lay from its line, ns */
-	uint64_t span;   /* longest original gap in the interval after it, 0 = its length */
-	int step;        /* the interval after it holds a step */
-	int sure;        /* not a step, and intervals around it agree with its rate */
-	int final;       /* that verdict is settled: it had a full window each side */
-	/* Merged interval: the rate (and its noise) of the original intervals at its two
-	 * edges, which is what a neighbour's rate may have changed from or to. */
-	long double el, el_noise, er, er_noise;
+#ifdef NDEBUG
+#  define FTS__ASSERT(x) ((void)0)
+#else
+#  include <stdio.h>
+#  define FTS__ASSERT(x) \
+	((x) ? (void)0 : (fprintf(stderr, "faststamp: invariant %s failed at %s:%d\n", #x, __FILE__, __LINE__), abort()))
+#endif
+
+struct raw {
+	uint64_t x, h;      /* bracket midpoint and half-width */
+	int64_t r;          /* reading */
+	int step;           /* the source saw a step since the previous sample */
 };
 
-/* ---- read side --------------------------------------------------------------------- */
+/* A segment about to be published. */
+struct out {
+	uint64_t key, end;
+	double y0, s;       /* the line from key, in ns relative to oy */
+	int64_t oy;
+	double err;
+	int step;
+};
+
+struct fts__writer {
+	double tol;
+	size_t max_recs;              /* segments at most (from max_samples, max_bytes) */
+	uint32_t nalloc;              /* chunks ever used from the pool */
+	uint32_t nclaimed;            /* directory entries with a chunk of their own */
+	uint32_t *spare;              /* chunks free again after a merge */
+	uint32_t nspare;
+	uint64_t last_after, added;
+	/* Raw samples: s[cur] is the last one consumed (where the open run ends), those
+	 * before it are kept for the rules' look back, those after await. */
+	struct raw s[RAW];
+	unsigned ns, cur;
+	/* The open run: from the anchor (ax, ay + ayf), in coordinates relative to it. */
+	uint64_t ax;
+	int64_t ay;
+	double ayf;
+	struct fts__fit fit;
+	struct fts__env env[MAX_RUN];
+	unsigned nenv;
+	double err;                   /* its bound at its slope now (rule 8) */
+	struct fts__band first_band;  /* the band of the first interval (head) */
+	int have_first_band;
+	size_t nfinal;                /* segments published for good */
+	size_t ntotal;                /* published, with the provisional ones */
+};
+
+/* ---- the read side's entry points ------------------------------------------------ */
 
 int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_ns,
 		      int64_t *err_ns)
 {
-	struct fts__seg seg;
+	struct fts__line l;
 	int64_t ns, err;
 	int where, rc;
 
-	if (!c || !ref_ns) {
-		errno = EINVAL;
-		return -1;
-	}
-	where = fts__calib_find(c, counter, &seg);
-	if (where == -ENODATA) {
-		errno = ENODATA;
-		return -1;
-	}
-	rc = fts__seg_convert(&seg, where, counter, &ns, &err);
-	if (rc < 0) {
-		errno = -rc;
-		return -1;
-	}
+	if (!c || !ref_ns)
+		return fts__fail(EINVAL);
+	where = fts__calib_find(c, counter, &l);
+	if (where == -ENODATA)
+		return fts__fail(ENODATA);
+	if ((rc = fts__line_convert(&l, where, counter, &ns, &err)) < 0)
+		return fts__fail(-rc);
 	*ref_ns = ns;
 	if (err_ns)
 		*err_ns = err;
@@ -92,498 +111,665 @@ int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_
 
 size_t fts_calib_count(const struct fts_calib *c)
 {
-	return c ? FTS__LD(c->n) : 0;
+	size_t n;
+
+	if (!c)
+		return 0;
+	/* knots: the ends of the segments; before the first segment, the samples */
+	n = FTS__LD(c->w->ntotal);
+	return n ? n + 1 : FTS__LD(c->w->ns);
 }
 
 int fts_calib_range(const struct fts_calib *c, uint64_t *oldest, uint64_t *newest)
 {
 	uint64_t a = 0, b = 0;
 	unsigned seq;
-	size_t n;
 
-	if (!c || !oldest || !newest) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!c || !oldest || !newest)
+		return fts__fail(EINVAL);
 	do {
 		seq = fts__calib_read_begin(c);
-		n = FTS__LD(c->n);
-		if (n >= 1 && n <= c->cap) {
-			a = FTS__LD(c->segs[0].c0);
-			b = FTS__LD(c->segs[n >= 2 ? n - 2 : 0].c1);
+		if (FTS__LD(c->nchunks)) {
+			a = FTS__LD(c->head.key);
+			b = FTS__LD(c->newest);
+		} else {
+			a = b = 0;
 		}
 	} while (fts__calib_read_retry(c, seq));
-	if (n == 0) {
-		errno = ENODATA;
-		return -1;
+	if (!a && !b) {   /* no segment yet: the one sample, if any (the writer's own) */
+		if (!c->w->ns)
+			return fts__fail(ENODATA);
+		a = b = c->w->s[0].x;
 	}
 	*oldest = a;
 	*newest = b;
 	return 0;
 }
 
-/* ---- write side -------------------------------------------------------------------- */
+/* ---- publishing ---------------------------------------------------------------------- */
 
-static long double slope(const struct fts_calib *c, size_t k)
+/* The binary point for a rate of magnitude a ns per tick: as far right as keeps
+ * a * 2^shift under 2^62 (62 at most). */
+static uint32_t shift_for(double a)
 {
-	const struct knot *a = &c->knots[k], *b = &c->knots[k + 1];
-	return ((long double)b->r - (long double)a->r) / (long double)(b->c - a->c);
+	int e;
+
+	if (!(a > 0))
+		return 62;
+	frexp(a, &e);   /* a < 2^e */
+	return e >= 62 ? 0 : e < 0 ? 62 : (uint32_t)(62 - e);
 }
 
-static uint64_t seg_len(const struct fts_calib *c, size_t k)
+static int64_t round_i64(double v)
 {
-	return c->knots[k + 1].c - c->knots[k].c;
+	return (int64_t)(v >= 0 ? v + 0.5 : v - 0.5);
 }
 
-/* How far the slope of interval k may be off: the reference reads lay somewhere in
- * their brackets, so the true rate lies between dr / (len + w0 + w1) and
- * dr / (len - w0 - w1), and the reference's 1 ns resolution adds 2 ns. */
-static long double rate_noise(long double s, uint64_t len, uint64_t w)
+/* The record of a segment: its line in fixed point, and whether it may take the fast
+ * path over [key, end] (rising, shift >= 1, and its line fits 62 bits there). A double
+ * holds the slope to 2^-53 of itself: over a day of ticks that is below a ns, and the
+ * rounding allowance covers it. */
+static void to_rec(const struct out *o, struct fts__rec *r)
 {
-	if (len <= w)   /* the brackets overlap: the rate is not known from this interval */
-		return fabsl(s) + 2;
-	return (fabsl(s) * (long double)w + 2) / (long double)(len - w);
+	uint32_t shift = shift_for(fabs(o->s));
+	double y0 = floor(o->y0 + 0.5);
+
+	r->shift = shift;
+	r->mult = round_i64(o->s * (double)(UINT64_C(1) << shift));
+	r->r0 = o->oy + (int64_t)y0;
+	r->err = (uint64_t)ceil(o->err + fabs(o->y0 - y0)) + ROUNDING;
+	r->flags = o->step ? FTS__SEG_STEP : 0;
+	if (r->mult >= 0 && shift >= 1 &&
+	    ((unsigned __int128)(o->end - o->key) * (uint64_t)r->mult >> (shift - 1)) < ((uint64_t)1 << 62))
+		r->flags |= FTS__SEG_FAST;
 }
 
-static long double slope_noise(const struct fts_calib *c, size_t k)
+/* Chunk index for the k-th chunk of the directory to be, taken from the spares or the
+ * pool. UINT32_MAX when the pool is spent. */
+static uint32_t chunk_get(struct fts_calib *c)
 {
-	return rate_noise(slope(c, k), seg_len(c, k), c->knots[k].w + c->knots[k + 1].w);
+	struct fts__writer *w = c->w;
+
+	if (w->nspare)
+		return w->spare[--w->nspare];
+	if (w->nalloc < c->dircap)
+		return w->nalloc++;
+	return UINT32_MAX;
 }
 
-static int seg_is_step(const struct fts_calib *c, size_t k)
+/* Make room for segment positions up to n (exclusive): chunks claimed for the
+ * directory now, made visible later by the count under the sequence. */
+static int reserve(struct fts_calib *c, size_t n)
 {
-	return c->knots[k].step;
-}
+	struct fts__writer *w = c->w;
+	uint32_t need = (uint32_t)((n + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS);
 
-/* A step: the rate disagrees with the intervals around it by more than any slew could
- * (2000 ppm of the smaller rate, plus both rates' noise). An interval agrees only if its
- * rate is known to better than half that margin, else its noise would let it agree
- * with anything. Clean means at least one agrees and no more disagree than agree; when
- * none can tell, there is no step (and the band allows for a small one), but the
- * verdict is not sure: a step too small for the noise may hide in its rate. Doubt
- * counts as a step: its bound then covers both sides. */
-static int classify(const struct fts_calib *c, size_t k, int *sure)
-{
-	size_t nseg = c->n - 1, from = k > STEP_WINDOW ? k - STEP_WINDOW : 0;
-	size_t to = k + STEP_WINDOW + 1 < nseg ? k + STEP_WINDOW + 1 : nseg;
-	long double s = slope(c, k), noise = slope_noise(c, k);
-	unsigned agree = 0, disagree = 0;
-
-	*sure = 0;
-	if (s <= 0)
-		return 1;
-	for (size_t j = from; j < to; j++) {
-		long double sj = slope(c, j), nj = slope_noise(c, j);
-		if (j == k)
-			continue;
-		if (fabsl(sj - s) > fminl(s, fabsl(sj)) * STEP_PPM * 1e-6L + noise + nj)
-			disagree++;
-		else if (nj < s * STEP_PPM * 0.5e-6L)
-			agree++;
+	for (; w->nclaimed < need; w->nclaimed++) {
+		uint32_t k = chunk_get(c);
+		if (k == UINT32_MAX)
+			return -ENOMEM;
+		c->dir[w->nclaimed].chunk = k;   /* not yet counted: readers do not look */
 	}
-	if (agree + disagree == 0)
-		return 0;
-	*sure = agree > 0 && disagree <= agree;
-	return !*sure;
+	return 0;
 }
 
-/* The rate of interval k at its edge on side dir (-1 left, +1 right), and its noise. */
-static void edge_rate(const struct fts_calib *c, size_t k, int dir, long double *r,
-		      long double *noise)
+static void put(struct fts_calib *c, size_t pos, uint64_t key, const struct fts__rec *r)
 {
-	const struct knot *a = &c->knots[k];
+	struct fts__dirent *d = &c->dir[pos / FTS__CHUNK_RECS];
+	struct fts__chunk *ch = fts__chunk_at(c, d->chunk);
+	size_t i = pos % FTS__CHUNK_RECS;
 
-	if (!a->span) {
-		*r = slope(c, k);
-		*noise = slope_noise(c, k);
-	} else if (dir < 0) {
-		*r = a->el;
-		*noise = a->el_noise;
-	} else {
-		*r = a->er;
-		*noise = a->er_noise;
-	}
+	FTS__ST(ch->key[i], key);
+	FTS__ST(ch->rec[i].r0, r->r0);
+	FTS__ST(ch->rec[i].mult, r->mult);
+	FTS__ST(ch->rec[i].err, r->err);
+	FTS__ST(ch->rec[i].shift, r->shift);
+	FTS__ST(ch->rec[i].flags, r->flags);
+	if (i == 0)
+		FTS__ST(d->first, key);
+	FTS__ST(d->count, (uint32_t)(i + 1));
 }
 
-/* Widen [lo, hi] by the rate of interval k (at its edge on side dir; 0: its own line)
- * and its noise; with hidden, also by the most that a step too small for the step rule
- * could have moved that rate: 2000 ppm (a 1.5 factor for the noise of the rate it
- * agreed with, under half of that) plus its own noise. */
-static void band_add(long double *lo, long double *hi, int *have, const struct fts_calib *c,
-		     size_t k, int dir, int hidden)
+static void put_end(struct fts__end *e, uint64_t key, const struct fts__rec *r, int64_t grow)
 {
-	long double s, e;
-
-	if (dir) {
-		edge_rate(c, k, dir, &s, &e);
-	} else {
-		s = slope(c, k);
-		e = slope_noise(c, k);
-	}
-	if (hidden)
-		e += fabsl(s) * STEP_PPM * 1.5e-6L + e;
-	if (!*have || s - e < *lo)
-		*lo = s - e;
-	if (!*have || s + e > *hi)
-		*hi = s + e;
-	*have = 1;
+	FTS__ST(e->key, key);
+	FTS__ST(e->rec.r0, r->r0);
+	FTS__ST(e->rec.mult, r->mult);
+	FTS__ST(e->rec.err, r->err);
+	FTS__ST(e->rec.shift, r->shift);
+	FTS__ST(e->rec.flags, r->flags);
+	FTS__ST(e->grow, grow);
 }
 
-static int64_t clamp_ns(long double v)
+/* A line carried on from (key, y at oy) at band bd's middle rate, its bound growing by
+ * the band's half-width: as a record and its growth, in one fixed point. */
+static void end_line(uint64_t key, int64_t oy, double y, double err, const struct fts__band *bd,
+		     struct fts__rec *r, int64_t *grow)
 {
-	if (v >= 0x1p62L)
-		return INT64_C(1) << 62;
-	return (int64_t)ceill(v);
+	struct out o = { .key = key, .end = key, .oy = oy, .y0 = y, .err = err,
+			 .s = (bd->lo + bd->hi) / 2 };
+	to_rec(&o, r);
+	*grow = (int64_t)ceil((bd->hi - bd->lo) / 2 * (double)(UINT64_C(1) << r->shift)) + 1;
+	r->flags = 0;
 }
 
-static int64_t to_fixed(long double v, uint32_t shift)
+/* ---- the writer ---------------------------------------------------------------------- */
+
+static struct fts__pt pt_of(const struct raw *s, uint64_t ox, int64_t oy)
 {
-	long double f = ldexpl(v, (int)shift);
-	/* within +-(2^62 - 1), so that differences of two fit an int64 */
-	if (f >= 0x1p62L)
-		return (INT64_C(1) << 62) - 1;
-	if (f <= -0x1p62L)
-		return -(INT64_C(1) << 62) + 1;
-	return (int64_t)llroundl(f);
+	return (struct fts__pt){ .x = (double)(int64_t)(s->x - ox), .h = (double)s->h,
+				 .r = (double)(s->r - oy), .step = s->step };
 }
 
-/* Can interval j give another interval its rate? It holds no step; with sure, it is
- * also known to hold none too small to see (its rate agreed with others). */
-static int rate_source(const struct fts_calib *c, size_t j, int sure)
-{
-	return !seg_is_step(c, j) && (!sure || c->knots[j].sure);
-}
-
-/* The nearest interval on side dir (-1, +1) of k, within STEP_WINDOW, that can give k
- * its rate: what k's rate may have changed to or from (a step moves the clock, not its
- * rate, so steps in between do not matter). -1 if there is none. */
-static long neighbour(const struct fts_calib *c, size_t k, int dir, int sure)
-{
-	for (long j = (long)k + dir, hops = 0; j >= 0 && (size_t)j + 1 < c->n && hops < STEP_WINDOW;
-	     j += dir, hops++)
-		if (rate_source(c, (size_t)j, sure))
-			return j;
-	return -1;
-}
-
-/* The rates interval k may run at, before the tolerance is added. Between two samples
- * the rate may change at an unknown point: the neighbours' rates bound it. A merged
- * interval was checked at every sample it absorbed, and carries what the rate did
- * between them in its residual: its own rate will do. A step's own rate says nothing,
- * and a small step hidden in a neighbour's rate would shift its whole band: it takes
- * sure neighbours only, allowing for what may hide in them. */
-static void band_of(const struct fts_calib *c, size_t k, long double *plo, long double *phi)
-{
-	size_t nseg = c->n - 1;
-	long double lo = 0, hi = 0;
-	int have = 0, step = seg_is_step(c, k);
-	long j;
-
-	if (!c->knots[k].span) {
-		if ((j = neighbour(c, k, -1, step)) >= 0)
-			band_add(&lo, &hi, &have, c, (size_t)j, 1, step);   /* its right edge */
-		if ((j = neighbour(c, k, 1, step)) >= 0)
-			band_add(&lo, &hi, &have, c, (size_t)j, -1, step);  /* its left edge */
-	}
-	if (!step) {
-		/* With no neighbour to give the rate, a step too small to tell from a slew
-		 * could hide in this interval's own rate: allow for the most the step rule
-		 * lets pass (a merged interval was checked at every sample it absorbed). */
-		band_add(&lo, &hi, &have, c, k, 0, !have && !c->knots[k].span);
-	} else if (!have) {
-		/* A step with no sure neighbour: borrow the nearest sure interval. */
-		for (size_t d = 1; d < nseg && !have; d++) {
-			if (k >= d && rate_source(c, k - d, 1))
-				band_add(&lo, &hi, &have, c, k - d, 1, 1);
-			else if (k + d < nseg && rate_source(c, k + d, 1))
-				band_add(&lo, &hi, &have, c, k + d, -1, 1);
-		}
-		if (!have) {    /* nothing is known of the rate: anywhere up to the fastest seen */
-			lo = 0;
-			for (size_t i = 0; i < nseg; i++)
-				hi = fmaxl(hi, fabsl(slope(c, i)) + slope_noise(c, i));
-		}
-	}
-	*plo = lo;
-	*phi = hi;
-}
-
-/* What interval k publishes, before rounding: its rate band with the tolerance, the
- * uncertainties at its ends, and its span. */
-struct seg_params {
-	long double lo, hi, e0, e1;
-	uint64_t span;
+/* The raw samples as the rules see them, in the open run's coordinates: the interval
+ * from p[k] to p[k+1] has verdict step[k] (rule 3) and band band[k] (rule 4), from what
+ * is known now (the last ones are provisional). */
+struct view {
+	struct fts__pt p[RAW];
+	struct fts__ival iv[RAW];
+	int step[RAW];
+	struct fts__band band[RAW];
+	int may_step[RAW];   /* rule 5: a step may hide in it */
 };
 
-static void seg_params(const struct fts_calib *c, size_t k, struct seg_params *p)
+/* The points in the open run's coordinates (after its anchor moved). */
+static void view_points(const struct fts__writer *w, struct view *v)
 {
-	const struct knot *a = &c->knots[k], *b = &c->knots[k + 1];
-	long double m;
-
-	band_of(c, k, &p->lo, &p->hi);
-	m = (p->lo + p->hi) / 2;
-	p->lo -= fabsl(m) * c->tol;
-	p->hi += fabsl(m) * c->tol;
-	if (p->lo < 0)
-		p->lo = 0;
-	p->e0 = fmaxl((long double)a->w * p->hi + 1, (long double)a->emid);
-	p->e1 = fmaxl((long double)b->w * p->hi + 1, (long double)a->emid);
-	p->span = a->span ? a->span : b->c - a->c;
+	for (unsigned i = 0; i < w->ns; i++)
+		v->p[i] = pt_of(&w->s[i], w->ax, w->ay);
 }
 
-/* Rebuild interval k from its knots and neighbours and publish it. */
-static void seg_build(struct fts_calib *c, size_t k, int step)
+/* Everything the rules say of the raw samples: rates and verdicts for all intervals,
+ * bands from s[cur] on (those before are consumed). */
+static void make_view(const struct fts__writer *w, struct view *v)
 {
-	const struct knot *a = &c->knots[k], *b = &c->knots[k + 1];
-	long double s = slope(c, k), m;
-	struct fts__seg *g = &c->segs[k];
-	uint32_t shift = FIXED_MAX_SHIFT;
-	struct seg_params p;
+	int n = (int)w->ns;
 
-	seg_params(c, k, &p);
-	m = fmaxl(fabsl(s), p.hi);
-	while (shift > 0 && ldexpl(m, (int)shift) >= 0x1p62L)
-		shift--;
-
-	FTS__ST(g->c0, a->c);
-	FTS__ST(g->c1, b->c);
-	FTS__ST(g->r0, a->r);
-	FTS__ST(g->r1, b->r);
-	FTS__ST(g->shift, shift);
-	FTS__ST(g->mult, to_fixed(s, shift));
-	FTS__ST(g->lo, to_fixed(p.lo, shift));
-	FTS__ST(g->hi, to_fixed(p.hi, shift));
-	FTS__ST(g->span, p.span);
-	FTS__ST(g->e0, clamp_ns(p.e0));
-	FTS__ST(g->e1, clamp_ns(p.e1));
-	FTS__ST(g->step, (uint32_t)step);
+	view_points(w, v);
+	for (int k = 0; k + 1 < n; k++)
+		v->iv[k] = fts__ival_of(&v->p[k], &v->p[k + 1]);
+	for (int k = 0; k + 1 < n; k++)
+		v->step[k] = fts__is_step(&v->iv[k], k ? &v->iv[k - 1] : NULL,
+					  k + 2 < n ? &v->iv[k + 1] : NULL);
+	for (int k = 0; k + 1 < n; k++)
+		v->iv[k].step = v->step[k];
+	for (int k = (int)w->cur; k + 1 < n; k++) {
+		struct fts__ival l, r;
+		int hl = fts__neighbour(v->p, v->step, n, k, -1, &l);
+		int hr = fts__neighbour(v->p, v->step, n, k, 1, &r);
+		v->band[k] = fts__band_of(&v->iv[k], hl ? &l : NULL, hr ? &r : NULL, w->tol);
+		v->may_step[k] = v->step[k] || !hl || !hr ||
+				 !fts__rate_change(&v->iv[k], &l, &r, w->tol);
+	}
 }
 
-/* Recompute intervals from..n-2: steps first (each looks left), then bands (which look
- * both ways). */
-static void refresh(struct fts_calib *c, size_t from)
+/* The open run's bound at its slope now: the farthest of its envelopes. */
+static double run_err(const struct fts__writer *w)
 {
-	size_t nseg = c->n - 1;
+	double s = fts__fit_slope(&w->fit), e = 0;
 
-	if (c->n < 2) {
-		/* One sample: publish its position for fts_calib_range. */
-		if (c->n == 1) {
-			FTS__ST(c->segs[0].c0, c->knots[0].c);
-			FTS__ST(c->segs[0].c1, c->knots[0].c);
+	for (unsigned i = 0; i < w->nenv; i++)
+		e = fmax(e, fts__env_dist(&w->env[i], 0, w->ayf, s));
+	return e;
+}
+
+/* The open run as a segment from its anchor to end. */
+static void run_out(const struct fts__writer *w, uint64_t end, struct out *o)
+{
+	*o = (struct out){ .key = w->ax, .end = end, .oy = w->ay, .y0 = w->ayf,
+			   .s = fts__fit_slope(&w->fit), .err = w->err };
+}
+
+/* A new run from (x, y at oy + yf). */
+static void anchor(struct fts__writer *w, uint64_t x, int64_t oy, double yf)
+{
+	double whole = floor(yf);
+
+	w->ax = x;
+	w->ay = oy + (int64_t)whole;
+	w->ayf = yf - whole;
+	fts__fit_start(&w->fit, 0, w->ayf);
+	w->nenv = 0;
+}
+
+/* Consume the interval from s[cur], final now: it joins the open run, or closes it
+ * (rule 6), or is a step (rule 7). The segments that became final go to o. */
+static void consume(struct fts__writer *w, struct view *v, struct out *o, unsigned *no)
+{
+	unsigned k = w->cur;
+	struct fts__env env;
+	struct fts__fit f;
+	double u, c, e_iv, e_run, s_run;
+
+	if (!w->have_first_band) {
+		w->first_band = v->band[k];
+		w->have_first_band = 1;
+	}
+	env = fts__envelope(&v->p[k], &v->p[k + 1], &v->band[k], v->may_step[k]);
+	if (v->step[k]) {
+		double y0, s;
+		if (w->nenv)
+			run_out(w, w->s[k].x, &o[(*no)++]);
+		fts__step_line(&env, &y0, &s);
+		o[(*no)++] = (struct out){ .key = w->s[k].x, .end = w->s[k + 1].x, .oy = w->ay,
+					   .y0 = y0, .s = s, .step = 1,
+					   .err = fts__env_dist(&env, env.x[0], y0, s) };
+		anchor(w, w->s[k + 1].x, w->s[k + 1].r, 0);
+		view_points(w, v);
+		return;
+	}
+	u = fts__pt_uncertainty(&v->p[k + 1], v->band[k].hi);
+	c = v->p[k + 1].r;
+	if (w->nenv) {
+		s_run = fts__fit_slope(&w->fit);
+		e_run = w->err;
+		/* the interval's own scale: its envelope about its chord */
+		e_iv = fts__env_dist(&env, v->p[k].x, v->p[k].r, v->iv[k].rate);
+		f = w->fit;
+		if (w->nenv == MAX_RUN || e_iv > 2 * e_run + 20 || 2 * e_iv + 20 < e_run ||
+		    !fts__fit_add(&f, v->p[k + 1].x, c - u, c + u)) {
+			/* close the run at s[k]; the next starts where it ended */
+			double y_end = w->ayf + s_run * v->p[k].x;
+			run_out(w, w->s[k].x, &o[(*no)++]);
+			anchor(w, w->s[k].x, w->ay, y_end);
+			view_points(w, v);
+			env = fts__envelope(&v->p[k], &v->p[k + 1], &v->band[k], v->may_step[k]);
+			c = v->p[k + 1].r;
+			fts__fit_add(&w->fit, v->p[k + 1].x, c - u, c + u);
+		} else {
+			w->fit = f;
 		}
-		return;
+	} else {
+		fts__fit_add(&w->fit, v->p[k + 1].x, c - u, c + u);
 	}
-	for (size_t k = from; k < nseg; k++) {
-		if (c->knots[k].final)
-			continue;
-		c->knots[k].step = classify(c, k, &c->knots[k].sure);
-		c->knots[k].final = k + STEP_WINDOW < nseg;
-	}
-	/* A band looks one interval back, so the one before the range changes too. */
-	for (size_t k = from ? from - 1 : 0; k < nseg; k++)
-		seg_build(c, k, seg_is_step(c, k));
+	w->env[w->nenv++] = env;
+	w->err = run_err(w);
 }
 
-/* Uncertainty of knot k's midpoint in ns, at the rate of the interval around it. */
-static long double knot_err(const struct fts_calib *c, size_t k, long double rate)
+/* After a consume: s[cur + 1] is the last consumed; what is older than the rules look
+ * back at is dropped, from the samples and their view. */
+static void advance(struct fts__writer *w, struct view *v)
 {
-	return (long double)c->knots[k].w * fabsl(rate) + 1;
-}
-
-/* How far the truth may lie from the line (cr, rr) -> slope sn inside interval j: j's
- * own bound (the hull of its two cones, as fts__seg_eval draws it) around its line,
- * moved by the distance between the two lines. Both edges of the hull are concave in
- * x, pieces joined at the ends and at span from either end, so the worst is at one of
- * those points. */
-static long double envelope_off(const struct fts_calib *c, size_t j, uint64_t cr,
-				int64_t rr, long double sn)
-{
-	const struct knot *a = &c->knots[j], *b = &c->knots[j + 1];
-	long double sj = slope(c, j), up, dn, worst = 0;
-	struct seg_params p;
-	uint64_t len = b->c - a->c, at[4];
-
-	seg_params(c, j, &p);
-	up = p.hi - sj;
-	dn = sj - p.lo;
-	at[0] = 0;
-	at[1] = len;
-	at[2] = p.span < len ? p.span : len;
-	at[3] = len - at[2];
-	for (int i = 0; i < 4; i++) {
-		long double d1 = (long double)(at[i] < p.span ? at[i] : p.span);
-		long double d2 = (long double)(len - at[i] < p.span ? len - at[i] : p.span);
-		long double hi_off = fmaxl(d1 * up + p.e0, d2 * dn + p.e1);
-		long double lo_off = fminl(-d1 * dn - p.e0, -d2 * up - p.e1);
-		long double moved = (long double)((__int128)a->r - rr) + (sj - sn) * (long double)at[i] -
-				    sn * (long double)(a->c - cr);
-		worst = fmaxl(worst, fmaxl(hi_off + moved, -(lo_off + moved)));
-	}
-	return worst;
-}
-
-/* The residual to keep after dropping knot k (between k-1 and k+1): the merged interval
- * must bound the truth wherever its two intervals did. fts__seg_eval bounds a merged
- * interval by its residual plus its own cone, and that cone reaches at least
- * min(span, length / 2) from one end at every point, so that much of the old bounds
- * is covered already. */
-static long double merged_resid(const struct fts_calib *c, size_t k)
-{
-	const struct knot *a = &c->knots[k - 1], *b = &c->knots[k], *d = &c->knots[k + 1];
-	uint64_t len = d->c - a->c, sa = a->span ? a->span : b->c - a->c;
-	uint64_t sb = b->span ? b->span : d->c - b->c, span = sa > sb ? sa : sb;
-	long double s = ((long double)d->r - a->r) / (long double)len;
-	long double noise = rate_noise(s, len, a->w + d->w);
-	long double lo = fmaxl(0, s - noise - fabsl(s) * c->tol), hi = s + noise + fabsl(s) * c->tol;
-	long double reach = (long double)(span < len / 2 ? span : len / 2);
-	long double worst = fmaxl(envelope_off(c, k - 1, a->c, a->r, s),
-				  envelope_off(c, k, a->c, a->r, s));
-
-	/* +2: the published fixed-point rates and products round */
-	return fmaxl(0, worst - fmaxl(hi - s, s - lo) * reach) + 2;
-}
-
-static void drop_knot(struct fts_calib *c, size_t k, long double resid)
-{
-	struct knot *a = &c->knots[k - 1], *b = &c->knots[k];
-	uint64_t sa = a->span ? a->span : b->c - a->c;
-	uint64_t sb = b->span ? b->span : c->knots[k + 1].c - b->c;
-	long double el, eln, er, ern;
-
-	edge_rate(c, k - 1, -1, &el, &eln);
-	edge_rate(c, k, 1, &er, &ern);
-	a->el = el;
-	a->el_noise = eln;
-	a->er = er;
-	a->er_noise = ern;
-	a->emid = clamp_ns(resid);
-	a->span = sa > sb ? sa : sb;
-	a->step = 0;     /* two clean intervals make a clean one */
-	a->sure = a->sure && b->sure;
-	a->final = 1;
-	memmove(&c->knots[k], &c->knots[k + 1], (c->n - k - 1) * sizeof(c->knots[0]));
-	FTS__ST(c->n, c->n - 1);
-}
-
-/* Merge knot n-3 into the interval around it when the line through its neighbours
- * predicts it within the budget. Not n-2: the interval after it must have a neighbour
- * on both sides before its band is known. */
-static void try_merge(struct fts_calib *c)
-{
-	size_t k = c->n - 3;
-	long double s, resid, budget;
-
-	if (c->n < 4 || seg_is_step(c, k - 1) || seg_is_step(c, k) || seg_is_step(c, k + 1))
-		return;
-	/* the two rates must agree within their noise */
-	if (fabsl(slope(c, k - 1) - slope(c, k)) > slope_noise(c, k - 1) + slope_noise(c, k))
-		return;
-	s = slope(c, k - 1);
-	resid = merged_resid(c, k);
-	budget = MERGE_BUDGET * fmaxl(knot_err(c, k - 1, s),
-				      fmaxl(knot_err(c, k, s), knot_err(c, k + 1, s)));
-	if (resid <= budget)
-		drop_knot(c, k, resid);
-}
-
-/* At capacity: drop every other knot of the older half (not the ends of steps), so the
- * whole past stays convertible at a coarser grain. The caller rebuilds the intervals. */
-static void thin(struct fts_calib *c)
-{
-	size_t half = c->n / 2, n0 = c->n;
-
-	for (size_t k = 1; k < half && k + 1 < c->n; k++)
-		if (!seg_is_step(c, k - 1) && !seg_is_step(c, k))
-			drop_knot(c, k, merged_resid(c, k));
-	if (c->n == n0) {  /* all steps: forget the oldest */
-		memmove(&c->knots[0], &c->knots[1], (c->n - 1) * sizeof(c->knots[0]));
-		FTS__ST(c->n, c->n - 1);
+	if (++w->cur > KEEP_BEFORE) {
+		unsigned n = w->ns - 1;
+		memmove(&w->s[0], &w->s[1], n * sizeof(w->s[0]));
+		memmove(&v->p[0], &v->p[1], n * sizeof(v->p[0]));
+		memmove(&v->iv[0], &v->iv[1], n * sizeof(v->iv[0]));
+		memmove(&v->step[0], &v->step[1], n * sizeof(v->step[0]));
+		memmove(&v->band[0], &v->band[1], n * sizeof(v->band[0]));
+		memmove(&v->may_step[0], &v->may_step[1], n * sizeof(v->may_step[0]));
+		w->ns--;
+		w->cur--;
 	}
 }
 
+/* The provisional end of the list: the open run, then every interval not yet final. */
+static void provisional(const struct fts__writer *w, const struct view *v, struct out *o,
+			unsigned *no)
+{
+	unsigned k = w->cur;
+	double y = w->ayf, x;   /* where the next line starts, in the run's coordinates */
+
+	if (w->nenv) {
+		run_out(w, w->s[k].x, &o[*no]);
+		y = o[*no].y0 + o[*no].s * v->p[k].x;
+		(*no)++;
+	}
+	x = v->p[k].x;
+	for (; k + 1 < w->ns; k++) {
+		struct fts__env env = fts__envelope(&v->p[k], &v->p[k + 1], &v->band[k], v->may_step[k]);
+		struct out *e = &o[(*no)++];
+		double y1 = v->p[k + 1].r, s;
+
+		*e = (struct out){ .key = w->s[k].x, .end = w->s[k + 1].x, .oy = w->ay };
+		if (v->step[k]) {
+			fts__step_line(&env, &e->y0, &s);
+			e->step = 1;
+		} else {
+			s = (y1 - y) / (v->p[k + 1].x - x);
+			e->y0 = y;
+		}
+		e->s = s;
+		e->err = fts__env_dist(&env, x, e->y0, s);
+		x = v->p[k + 1].x;
+		y = y1;
+	}
+}
+
+/* ---- the memory limit (rule 10) ------------------------------------------------------ */
+
+/* A published segment, read back by the writer (no one else writes). */
+static void get(const struct fts_calib *c, size_t pos, uint64_t *key, struct fts__rec *r)
+{
+	const struct fts__chunk *ch = fts__chunk_at(c, c->dir[pos / FTS__CHUNK_RECS].chunk);
+	size_t i = pos % FTS__CHUNK_RECS;
+
+	*key = ch->key[i];
+	*r = ch->rec[i];
+}
+
+/* A segment as a line: value at its key (relative to oy) and slope, ns per tick. */
+static void line_of(const struct fts__rec *r, int64_t oy, double *y0, double *s)
+{
+	*y0 = (double)(r->r0 - oy);
+	*s = (double)r->mult / (double)(UINT64_C(1) << r->shift);
+}
+
+/* Merging segments a (from ka) and b (from kb, to end): the line from a's start to b's
+ * end, and the bound that covers both (exact for lines with constant bounds: the
+ * distance between two lines is largest at an end). */
+static void merged(uint64_t ka, const struct fts__rec *a, uint64_t kb, const struct fts__rec *b,
+		   uint64_t end, struct out *o)
+{
+	double ya, sa, yb, sb, xb = (double)(kb - ka), xe = (double)(end - ka), y1, s;
+
+	line_of(a, a->r0, &ya, &sa);
+	line_of(b, a->r0, &yb, &sb);
+	y1 = yb + sb * (xe - xb);
+	s = (y1 - ya) / xe;
+	*o = (struct out){ .key = ka, .end = end, .oy = a->r0, .y0 = ya, .s = s };
+	o->err = fmax(fmax((double)a->err + fabs(ya + sa * xb - (ya + s * xb)),
+			   (double)b->err + fabs(yb - (ya + s * xb))),
+		      (double)b->err + fabs(y1 - (ya + s * xe)));
+	o->err = fmax(o->err, (double)a->err);
+}
+
+struct cand {
+	double cost;
+	size_t pos;
+};
+
+static int by_cost(const void *p, const void *q)
+{
+	const struct cand *a = p, *b = q;
+	return (a->cost > b->cost) - (a->cost < b->cost);
+}
+
+/* Merge final segments until at most target remain: each pass takes the pairs whose
+ * merging widens the bound least, over the whole list, no segment twice; steps are
+ * never merged. The merged list is built in spare chunks, then the directory is
+ * copied over under the sequence count; the old chunks become spares. */
+static int compact(struct fts_calib *c, size_t target)
+{
+	struct fts__writer *w = c->w;
+	size_t n = w->nfinal, tail = w->ntotal - w->nfinal;
+	uint64_t *key = malloc((w->ntotal + 1) * sizeof(*key));
+	struct fts__rec *rec = malloc((w->ntotal + 1) * sizeof(*rec));
+	struct cand *cd = malloc((n + 1) * sizeof(*cd));
+	struct fts__dirent *dir = malloc((size_t)c->dircap * sizeof(*dir));
+	uint32_t nold = w->nclaimed, used, *old = malloc(((size_t)nold + 1) * sizeof(*old));
+	int rc = -ENOMEM;
+
+	if (!key || !rec || !cd || !dir || !old)
+		goto out;
+	for (size_t i = 0; i < w->ntotal; i++)
+		get(c, i, &key[i], &rec[i]);
+	key[w->ntotal] = c->newest;
+	while (n > target) {
+		size_t nc = 0, m = 0, want = n - target;
+		unsigned char *taken = calloc(n, 1);
+		if (!taken)
+			goto out;
+		for (size_t i = 0; i + 1 < n; i++) {
+			struct out o;
+			if ((rec[i].flags | rec[i + 1].flags) & FTS__SEG_STEP)
+				continue;
+			merged(key[i], &rec[i], key[i + 1], &rec[i + 1], key[i + 2], &o);
+			cd[nc++] = (struct cand){ o.err - fmax((double)rec[i].err, (double)rec[i + 1].err), i };
+		}
+		if (!nc) {   /* nothing can merge (all steps): the oldest go */
+			free(taken);
+			memmove(&key[0], &key[want], (n - want + tail + 1) * sizeof(*key));
+			memmove(&rec[0], &rec[want], (n - want + tail) * sizeof(*rec));
+			n -= want;
+			break;
+		}
+		qsort(cd, nc, sizeof(*cd), by_cost);
+		for (size_t j = 0; j < nc && want; j++) {
+			size_t i = cd[j].pos;
+			if (taken[i] || taken[i + 1])
+				continue;
+			taken[i] = 1;
+			taken[i + 1] = 2;   /* merged into i */
+			want--;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (taken[i] == 2)
+				continue;
+			if (taken[i] == 1) {
+				struct out o;
+				merged(key[i], &rec[i], key[i + 1], &rec[i + 1], key[i + 2], &o);
+				to_rec(&o, &rec[m]);
+			} else {
+				rec[m] = rec[i];
+			}
+			key[m++] = key[i];
+		}
+		memmove(&key[m], &key[n], (tail + 1) * sizeof(*key));
+		memmove(&rec[m], &rec[n], tail * sizeof(*rec));
+		n = m;
+		free(taken);
+	}
+	/* Lay the list out in spare chunks. */
+	for (uint32_t k = 0; k < nold; k++)
+		old[k] = c->dir[k].chunk;
+	used = (uint32_t)((n + tail + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS);
+	for (uint32_t k = 0; k < used; k++) {
+		uint32_t id = chunk_get(c);
+		struct fts__chunk *ch;
+		if (id == UINT32_MAX) {
+			while (k--)
+				w->spare[w->nspare++] = dir[k].chunk;
+			goto out;
+		}
+		ch = fts__chunk_at(c, id);
+		dir[k] = (struct fts__dirent){ .chunk = id, .count = 0 };
+		for (size_t i = (size_t)k * FTS__CHUNK_RECS; i < n + tail && dir[k].count < FTS__CHUNK_RECS; i++) {
+			ch->key[dir[k].count] = key[i];
+			ch->rec[dir[k].count++] = rec[i];
+		}
+		dir[k].first = ch->key[0];
+	}
+	fts__calib_write_begin(c);
+	for (uint32_t k = 0; k < used; k++) {
+		FTS__ST(c->dir[k].first, dir[k].first);
+		FTS__ST(c->dir[k].chunk, dir[k].chunk);
+		FTS__ST(c->dir[k].count, dir[k].count);
+	}
+	FTS__ST(c->nchunks, used);
+	fts__calib_write_end(c);
+	for (uint32_t k = 0; k < nold; k++)
+		w->spare[w->nspare++] = old[k];
+	w->nclaimed = used;
+	w->nfinal = n;
+	FTS__ST(w->ntotal, n + tail);
+	rc = 0;
+out:
+	free(key);
+	free(rec);
+	free(cd);
+	free(dir);
+	free(old);
+	return rc;
+}
+
+/* ---- adding a sample ------------------------------------------------------------------ */
 
 int fts_calib_add(struct fts_calib *c, uint64_t before, int64_t ref_ns, uint64_t after)
 {
-	uint64_t mid;
+	return fts__calib_add_sample(c, before, ref_ns, after, 0);
+}
 
-	if (!c || before > after || (c->n && before < c->last_after)) {
-		errno = EINVAL;
-		return -1;
-	}
+int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, uint64_t after,
+			  int step)
+{
+	struct fts__writer *w;
+	struct out o[MAX_OUT];
+	struct fts__rec rec[MAX_OUT], er;
+	struct fts__band bd, hb;
+	struct view v;
+	unsigned nfin = 0, no;
+	uint32_t used;
+	uint64_t mid, k0;
+	int64_t grow;
+	size_t total;
+
+	if (!c || before > after)
+		return fts__fail(EINVAL);
+	w = c->w;
 	mid = before + (after - before) / 2;
-	if (c->n && mid <= c->knots[c->n - 1].c) {
-		errno = EINVAL;
-		return -1;
+	if (w->added && (before < w->last_after || mid <= w->s[w->ns - 1].x))
+		return fts__fail(EINVAL);
+	/* Room first, so that a history that cannot take the sample is left as it was. */
+	if (w->nfinal + MAX_ADDED > w->max_recs) {
+		size_t target = w->max_recs * 3 / 4;
+		if (target > w->max_recs - MAX_ADDED)
+			target = w->max_recs - MAX_ADDED;
+		if (compact(c, target ? target : 1) < 0)
+			return fts__fail(ENOMEM);
 	}
+	if (reserve(c, w->nfinal + MAX_OUT) < 0)
+		return fts__fail(ENOMEM);
+
+	w->s[w->ns++] = (struct raw){ .x = mid, .h = after - mid, .r = ref_ns, .step = step };
+	w->last_after = after;
+	if (w->added++ == 0)
+		anchor(w, mid, ref_ns, 0);
+	make_view(w, &v);
+	while (w->ns - 1 - w->cur > FINAL_AFTER) {
+		consume(w, &v, o, &nfin);
+		advance(w, &v);
+	}
+	no = nfin;
+	provisional(w, &v, o, &no);
+	FTS__ASSERT(no <= MAX_OUT);
+	for (unsigned i = 0; i < no; i++)
+		to_rec(&o[i], &rec[i]);
+	total = w->nfinal + no;
+	if (total == 0)
+		return 0;   /* one sample: nothing to convert with yet */
+
+	/* The lines carried on at the ends: from the newest sample at its interval's band,
+	 * from the first segment at the first interval's. */
+	bd = v.band[w->ns - 2];
+	hb = w->have_first_band ? w->first_band : v.band[w->cur];
+
+	/* Publish: copies of what was worked out above. */
 	fts__calib_write_begin(c);
-	if (c->n == c->cap) {
-		thin(c);
-		refresh(c, 0);
+	for (unsigned i = 0; i < no; i++) {
+		FTS__ASSERT(w->nfinal + i == 0 || i == 0 || o[i].key > o[i - 1].key);
+		put(c, w->nfinal + i, o[i].key, &rec[i]);
 	}
-	c->knots[c->n] = (struct knot){ .c = mid, .r = ref_ns, .w = after - mid };
-	FTS__ST(c->n, c->n + 1);
-	c->last_after = after;
-	refresh(c, c->n > REFRESH_BACK ? c->n - REFRESH_BACK : 0);
-	if (c->n >= 4) {
-		size_t n0 = c->n;
-		try_merge(c);
-		if (c->n != n0)
-			refresh(c, c->n > REFRESH_BACK ? c->n - REFRESH_BACK : 0);
+	used = (uint32_t)((total + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS);
+	FTS__ST(c->dir[used - 1].count, (uint32_t)(total - (size_t)(used - 1) * FTS__CHUNK_RECS));
+	end_line(w->s[w->ns - 1].x, w->s[w->ns - 1].r, 0,
+		 fts__pt_uncertainty(&v.p[w->ns - 1], bd.hi), &bd, &er, &grow);
+	put_end(&c->tail, w->s[w->ns - 1].x, &er, grow);
+	{
+		const struct fts__chunk *ch0 = fts__chunk_at(c, c->dir[0].chunk);
+		k0 = ch0->key[0];
+		end_line(k0, ch0->rec[0].r0, 0, (double)ch0->rec[0].err, &hb, &er, &grow);
+		put_end(&c->head, k0, &er, grow);
 	}
-	FTS__ST(c->newest, c->n >= 2 ? c->knots[c->n - 1].c : 0);
+	FTS__ST(c->newest, w->s[w->ns - 1].x);
+	FTS__ST(c->nchunks, used);
+	w->nfinal += nfin;
+	FTS__ST(w->ntotal, total);
 	fts__calib_write_end(c);
 	return 0;
 }
 
+/* ---- creating and freeing ------------------------------------------------------------ */
+
 void fts__calib_reset(struct fts_calib *c)
 {
+	struct fts__writer *w = c->w;
+
 	fts__calib_write_begin(c);
-	FTS__ST(c->n, (size_t)0);
+	FTS__ST(c->nchunks, (uint32_t)0);
 	FTS__ST(c->newest, (uint64_t)0);
-	c->last_after = 0;
 	fts__calib_write_end(c);
+	for (uint32_t k = 0; k < w->nalloc; k++)
+		w->spare[k] = k;
+	w->nspare = w->nalloc;
+	w->nclaimed = 0;
+	w->ns = w->cur = w->nenv = 0;
+	w->added = w->last_after = 0;
+	w->nfinal = 0;
+	FTS__ST(w->ntotal, (size_t)0);
+	w->have_first_band = 0;
+}
+
+/* The options as this library knows them: size-first, and whatever follows the known
+ * fields in a larger struct must be zero (a newer caller asking for something this
+ * library cannot do gets EINVAL, not silence). */
+static int opts_read(const struct fts_calib_opts *o, struct fts_calib_opts *v)
+{
+	*v = (struct fts_calib_opts){ 0 };
+	if (!o)
+		return 0;
+	if (o->size < offsetof(struct fts_calib_opts, max_samples) + sizeof(o->max_samples))
+		return -EINVAL;
+	for (size_t i = sizeof(*o); i < o->size; i++)
+		if (((const unsigned char *)o)[i])
+			return -EINVAL;
+	memcpy(v, o, o->size < sizeof(*v) ? o->size : sizeof(*v));
+	return 0;
 }
 
 struct fts_calib *fts_calib_new_opts(const struct fts_calib_opts *opts)
 {
-	size_t cap = DEFAULT_MAX_SAMPLES;
-	uint32_t tol = DEFAULT_RATE_TOL_PPB;
+	struct fts_calib_opts o;
 	struct fts_calib *c;
+	struct fts__writer *w;
+	size_t bytes, recs, chunks, map;
+	void *m;
 
-	if (opts) {
-		size_t need = offsetof(struct fts_calib_opts, max_samples) + sizeof(size_t);
-		if (opts->size < need) {
-			errno = EINVAL;
-			return NULL;
-		}
-		if (opts->max_samples)
-			cap = opts->max_samples;
-		if (opts->size >= offsetof(struct fts_calib_opts, rate_tol_ppb) + sizeof(uint32_t) &&
-		    opts->rate_tol_ppb)
-			tol = opts->rate_tol_ppb;
-		if (cap < MIN_MAX_SAMPLES || cap > SIZE_MAX / 2 / sizeof(struct fts__seg)) {
-			errno = EINVAL;
-			return NULL;
-		}
+	if (opts_read(opts, &o) < 0 || (o.max_samples && o.max_samples < MIN_MAX_SAMPLES)) {
+		errno = EINVAL;
+		return NULL;
 	}
+	bytes = o.max_bytes ? o.max_bytes : DEFAULT_MAX_BYTES;
+	recs = bytes / (sizeof(struct fts__rec) + sizeof(uint64_t));
+	if (o.max_samples && o.max_samples - 1 < recs)
+		recs = o.max_samples - 1;
+	if (recs < MAX_ADDED + 1) {   /* a max_bytes too small for the provisional end */
+		errno = EINVAL;
+		return NULL;
+	}
+	/* Chunks for the list, twice (a merge builds the new list beside the old). The
+	 * memory is reserved, not used: pages come as chunks fill. */
+	chunks = 2 * ((recs + MAX_OUT) / FTS__CHUNK_RECS + 2);
+	if (chunks > UINT32_MAX / 2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	map = chunks * (sizeof(struct fts__chunk) + sizeof(struct fts__dirent));
 	if (posix_memalign((void **)&c, 64, sizeof(*c))) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	memset(c, 0, sizeof(*c));
-	c->cap = cap;
-	c->tol = (long double)tol * 1e-9L;
-	c->knots = calloc(cap, sizeof(*c->knots));
-	if (posix_memalign((void **)&c->segs, 64, (cap - 1) * sizeof(*c->segs)))
-		c->segs = NULL;
-	if (!c->knots || !c->segs) {
-		free(c->knots);
-		free(c->segs);
+	w = calloc(1, sizeof(*w));
+	m = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (w)
+		w->spare = malloc(chunks * sizeof(*w->spare));
+	if (!w || !w->spare || m == MAP_FAILED) {
+		if (m != MAP_FAILED)
+			munmap(m, map);
+		if (w)
+			free(w->spare);
+		free(w);
 		free(c);
 		errno = ENOMEM;
 		return NULL;
 	}
-	memset(c->segs, 0, (cap - 1) * sizeof(*c->segs));
+	c->pool = m;
+	c->dir = (struct fts__dirent *)(void *)((char *)m + chunks * sizeof(struct fts__chunk));
+	c->dircap = (uint32_t)chunks;
+	c->w = w;
+	w->tol = (o.rate_tol_ppb ? o.rate_tol_ppb : DEFAULT_RATE_TOL_PPB) * 1e-9;
+	w->max_recs = recs;
 	return c;
 }
 
@@ -596,7 +782,8 @@ void fts_calib_free(struct fts_calib *c)
 {
 	if (!c)
 		return;
-	free(c->knots);
-	free(c->segs);
+	munmap(c->pool, (size_t)c->dircap * (sizeof(struct fts__chunk) + sizeof(struct fts__dirent)));
+	free(c->w->spare);
+	free(c->w);
 	free(c);
 }

@@ -5,7 +5,7 @@
 #include <time.h>
 
 #include "internal.h"
-#include "seg.h"
+#include "history.h"
 
 fast_timestamp_t fts__clock_stamp(void)
 {
@@ -27,18 +27,25 @@ static int64_t clock_stamp_ns(fast_timestamp_t s)
 
 /* ---- conversions ----------------------------------------------------------------- */
 
+/* Is x inside segment l, as the look-up would find it: [c0, c1), and c1 itself only for
+ * the newest? */
+static int inside(const struct fts__line *l, uint64_t x, uint64_t newest)
+{
+	return x >= l->c0 && (x < l->c1 || (x == l->c1 && x == newest));
+}
+
 /* The array hot path: the stamps from *i on that lie inside seg, by its line alone (no
  * bound wanted). Leaves *i at the last one done; 0 if seg does not qualify. */
-static int line_run(const struct fts__seg *seg, const fast_timestamp_t *stamps, size_t n,
-		    int64_t *ns, size_t *i)
+static int line_run(const struct fts__line *seg, const fast_timestamp_t *stamps, size_t n,
+		    int64_t *ns, size_t *i, uint64_t newest)
 {
-	const struct fts__seg l = *seg;   /* a private copy: stores to ns cannot alias it */
+	const struct fts__line l = *seg;   /* a private copy: stores to ns cannot alias it */
 	size_t k = *i;
 
-	if (!fts__seg_line_ok(&l))
+	if (!(l.flags & FTS__SEG_FAST))
 		return 0;
-	for (; k < n && stamps[k] >= l.c0 && stamps[k] <= l.c1; k++)
-		ns[k] = fts__seg_line(&l, stamps[k]);
+	for (; k < n && inside(&l, stamps[k], newest); k++)
+		ns[k] = fts__line_at(&l, stamps[k]);
 	*i = k - 1;
 	return 1;
 }
@@ -58,7 +65,7 @@ static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, i
 			int64_t tail_slack)
 {
 	const struct fts_calib *h = fts__clock_history();
-	struct fts__seg seg;
+	struct fts__line seg;
 	uint64_t newest;
 	unsigned seq;
 	int rc;
@@ -79,6 +86,7 @@ retry:
 	newest = fts__calib_newest_counter(h);
 	seg.c0 = 1;   /* no interval cached yet: c0 > c1 */
 	seg.c1 = 0;
+	seg.grow = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		fast_timestamp_t x = stamps[i];
 		int where;
@@ -89,23 +97,24 @@ retry:
 				err[i] = 0;
 			continue;
 		}
-		/* Sorted batches stay in one interval (or past the newest): no look-up. */
-		if (x >= seg.c0 && x <= seg.c1) {
-			if (!err && line_run(&seg, stamps, n, ns, &i))
+		/* Sorted batches stay in one segment (or past the newest): no look-up. */
+		if (!seg.grow && inside(&seg, x, newest)) {
+			if (!err && line_run(&seg, stamps, n, ns, &i, newest))
 				continue;
 			where = 0;
-		} else if (x > seg.c1 && seg.c1 == newest && seg.c0 <= seg.c1) {
+		} else if (seg.grow && x > newest && seg.c0 == newest) {
 			where = 1;
 		} else if ((where = fts__calib_lookup(h, x, &seg)) == -ENODATA) {
 			rc = -EAGAIN;
 		}
 		if (rc == 0)
-			rc = fts__seg_convert(&seg, where, x, &ns[i], err ? &err[i] : NULL);
+			rc = fts__line_convert(&seg, where, x, &ns[i], err ? &err[i] : NULL);
 		if (rc == 0 && where > 0 && err)
 			rc = widen(&err[i], tail_slack);
-		if (where < 0) {  /* an interval cached from before it is no use */
+		if (where < 0) {  /* a line cached from before the history is no use */
 			seg.c0 = 1;
 			seg.c1 = 0;
+			seg.grow = 0;
 		}
 	}
 	if (fts__calib_read_retry(h, seq))
@@ -123,7 +132,7 @@ static int prepare(uint64_t newest)
 
 /* The newest stamp x past the history: check the clock after it (fts__clock_check);
  * the slack its stamps' bounds need, and x's interval in seg. */
-static int check_tail(uint64_t x, struct fts__seg *seg, int64_t *slack)
+static int check_tail(uint64_t x, struct fts__line *seg, int64_t *slack)
 {
 	const struct fts_calib *h = fts__clock_history();
 	int where = fts__calib_find(h, x, seg);
@@ -138,7 +147,7 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 {
 	uint64_t newest = 0;
 	int64_t slack = 0;
-	struct fts__seg seg;
+	struct fts__line seg;
 	int have_counter = 0, rc;
 
 	for (size_t i = 0; i < n; i++) {
@@ -159,7 +168,7 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 
 int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
 {
-	struct fts__seg seg;
+	struct fts__line seg;
 	fast_timestamp_t x;
 	int64_t v, e, slack;
 	int where, rc;
@@ -184,7 +193,7 @@ int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
 	if (where == -ENODATA)
 		rc = -EAGAIN;
 	else
-		rc = fts__seg_convert(&seg, where, x, &v, err_ns ? &e : NULL);
+		rc = fts__line_convert(&seg, where, x, &v, err_ns ? &e : NULL);
 	if (rc == 0 && where > 0 && err_ns)
 		rc = widen(&e, slack);
 	if (rc < 0) {

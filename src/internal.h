@@ -2,6 +2,7 @@
 #ifndef FTS__INTERNAL_H
 #define FTS__INTERNAL_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <time.h>
@@ -16,24 +17,18 @@
 #  define FTS__RELAX() ((void)0)
 #endif
 
-/* ---- calib.c ---------------------------------------------------------------------
- * One interval of the history, between two kept samples, as readers use it. Rates are
- * signed fixed point: ns per tick = mult / 2^shift; lo and hi bound the rate assumed
- * between the samples (lo <= hi). */
-struct fts__seg {
-	uint64_t c0, c1;  /* counter at the two samples (bracket midpoints) */
-	int64_t r0, r1;   /* reference ns read at them */
-	int64_t mult;     /* slope of the line r0 -> r1 */
-	int64_t lo, hi;   /* rate band */
-	uint64_t span;    /* longest gap between original samples inside (merging) */
-	int64_t e0, e1;   /* ns the line may be off at c0 and c1 (brackets, residuals) */
-	uint32_t shift;
-	uint32_t step;    /* 1: a step lies inside; never interpolated */
-};
+/* ---- errors ---------------------------------------------------------------------- */
+/* The one way a public function fails: errno = err, return -1. */
+static inline int fts__fail(int err)
+{
+	errno = err;
+	return -1;
+}
 
-/* fts__seg_convert(): see seg.h. */
-
-/* The read side (sequence count, look-up, newest counter): inline in seg.h. */
+/* ---- calib.c ---------------------------------------------------------------------- */
+/* fts_calib_add, and step: the source saw a step since the previous sample. */
+int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, uint64_t after,
+			  int step);
 /* Drop every sample (used when the process clock is reset in tests). */
 void fts__calib_reset(struct fts_calib *c);
 
@@ -71,14 +66,14 @@ int fts__clock_sample(void);
 int fts__clock_watch(void);
 /* Ready the history to convert counter values up to newest (see sample.c). */
 int fts__clock_prepare(uint64_t newest);
-struct fts__seg;
-/* For a stamp x past the newest sample, converted with interval s (the newest): a
+struct fts__line;
+/* For a stamp x past the newest sample, converted with line s (the tail): a
  * clock read taken now, after x, shows how far the clock strayed from s's
  * extrapolation. With one change at most (a step, or a new rate) since the newest
  * sample, x strayed no further: *slack, to add to x's bound. Returns 1 when it strayed
  * beyond s's bound and a sample was taken (look x up again: it is inside now), 0
  * otherwise (also when the clock cannot be read: *slack 0). */
-int fts__clock_check(uint64_t x, const struct fts__seg *s, int64_t *slack);
+int fts__clock_check(uint64_t x, const struct fts__line *s, int64_t *slack);
 int fts__clock_uses_hw(void);
 /* The kernel's clocksource now (through the source's seam). 0 or negative errno. */
 int fts__clock_clocksource(char *out, size_t len);

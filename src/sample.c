@@ -46,7 +46,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "seg.h"
+#include "history.h"
 
 #define FIRST_GAP_NS 2000000          /* between the first three samples */
 #define RESAMPLE_NS 2000000           /* extrapolate at most this far past the newest */
@@ -515,7 +515,7 @@ int fts__clock_prepare(uint64_t newest)
 	return rc;
 }
 
-int fts__clock_check(uint64_t x, const struct fts__seg *s, int64_t *slack)
+int fts__clock_check(uint64_t x, const struct fts__line *s, int64_t *slack)
 {
 	uint64_t b, a, m;
 	int64_t rt, p, bound, noise, dev;
@@ -530,10 +530,10 @@ int fts__clock_check(uint64_t x, const struct fts__seg *s, int64_t *slack)
 	if (a < b)
 		return 0;
 	m = b + (a - b) / 2;
-	if (fts__seg_eval(s, 1, m, &p, &bound) < 0)
+	if (fts__line_convert(s, 1, m, &p, &bound) < 0)
 		return 0;
 	/* the read lay somewhere in [b, a]: half of it at the fastest rate allowed */
-	noise = (int64_t)fts__mulshift((a - b + 1) / 2, s->hi, s->shift) + 1;
+	noise = (int64_t)fts__mulshift((a - b + 1) / 2, s->mult + s->grow, s->shift) + 1;
 	dev = rt > p ? rt - p : p - rt;
 	*slack = dev + noise;
 	if (dev <= bound + noise)

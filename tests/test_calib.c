@@ -91,12 +91,12 @@ static void convert_errors(void **state)
 
 static void opts_validated(void **state)
 {
-	struct fts_calib_opts o = { .size = sizeof(o), .max_samples = 7 };
+	struct fts_calib_opts o = { .size = sizeof(o), .max_samples = 15 };
 	(void)state;
 	errno = 0;
 	assert_null(fts_calib_new_opts(&o));
 	assert_int_equal(errno, EINVAL);
-	o.max_samples = 8;
+	o.max_samples = 16;
 	o.size = 1;
 	errno = 0;
 	assert_null(fts_calib_new_opts(&o));
@@ -106,7 +106,7 @@ static void opts_validated(void **state)
 	assert_non_null(c);
 	for (uint64_t i = 0; i < 100; i++)
 		assert_int_equal(fts_calib_add(c, i * 1000, (int64_t)(i * 1000), i * 1000 + 10), 0);
-	assert_true(fts_calib_count(c) <= 8);
+	assert_true(fts_calib_count(c) <= 16);
 	fts_calib_free(c);
 }
 

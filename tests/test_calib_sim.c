@@ -129,11 +129,14 @@ static void slews_between_samples(void **state)
 	sim_init(&s, t0, EPOCH_2026, GHZ_RATE, 3);
 	for (int k = 0; k < 40; k++) {
 		t = feed(c, &s, t, 10, TICKS_10MS, 100);
-		/* rate changes a third of the way into the next interval (sometimes twice) */
+		/* rate changes a third of the way into the next interval, and sometimes
+		 * back three intervals later (events are sparse: one in any two intervals) */
 		sim_change(&s, t - TICKS_10MS * 2 / 3,
 			   GHZ_RATE * (1 + ((long double)sim_uniform(&s, 1000) - 500) * 1e-6L), 0);
-		if (k % 3 == 0)
-			sim_change(&s, t - TICKS_10MS / 3, GHZ_RATE, 0);
+		if (k % 3 == 0) {
+			t = feed(c, &s, t, 3, TICKS_10MS, 100);
+			sim_change(&s, t - TICKS_10MS * 2 / 3, GHZ_RATE, 0);
+		}
 	}
 	t = feed(c, &s, t, 3, TICKS_10MS, 100);
 	probe_range(c, &s, t0, t - TICKS_10MS, 20000, &r);

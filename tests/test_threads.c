@@ -111,36 +111,32 @@ static void convert_while_refreshing(void **state)
  * generation number, a field at a time with pauses between; readers look intervals up
  * as conversions do. A copy torn between two generations shows as fields from two;
  * with the count honoured there is none. */
-#include "seg.h"
+#include "history.h"
 
 static struct fts_calib *torn_hist;
 
-static void publish(struct fts__seg *g, uint64_t gen, size_t k)
+static void publish(struct fts__rec *g, uint64_t gen)
 {
-	/* the interval's place (c0, c1) stays; everything else is gen */
 	FTS__ST(g->r0, (int64_t)gen);
-	FTS__RELAX();
-	FTS__ST(g->r1, (int64_t)gen + (int64_t)k);
 	FTS__RELAX();
 	FTS__ST(g->mult, (int64_t)gen);
 	FTS__RELAX();
-	FTS__ST(g->lo, (int64_t)gen);
-	FTS__ST(g->hi, (int64_t)gen);
 	FTS__RELAX();
-	FTS__ST(g->e0, (int64_t)gen);
-	FTS__ST(g->e1, (int64_t)gen);
+	FTS__ST(g->err, gen);
 }
 
 static void *torn_writer(void *arg)
 {
 	uint64_t gen = 0;
-	size_t n = fts_calib_count(torn_hist);
 	(void)arg;
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		gen++;
 		fts__calib_write_begin(torn_hist);
-		for (size_t k = 0; k + 1 < n; k++)
-			publish(&torn_hist->segs[k], gen, k);
+		for (uint32_t d = 0; d < torn_hist->nchunks; d++) {
+			struct fts__chunk *ch = fts__chunk_at(torn_hist, torn_hist->dir[d].chunk);
+			for (uint32_t i = 0; i < torn_hist->dir[d].count; i++)
+				publish(&ch->rec[i], gen);
+		}
 		fts__calib_write_end(torn_hist);
 		for (int i = 0; i < 20; i++)   /* a window for readers */
 			FTS__RELAX();
@@ -170,15 +166,14 @@ static void no_torn_reads(void **state)
 	end = rt() + 2000000000;
 	while (rt() < end) {
 		for (int i = 0; i < 1000; i++) {
-			struct fts__seg seg;
+			struct fts__line seg;
 			uint64_t x;
 			int64_t g;
 			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
 			x = lo + (rng >> 33) % (hi - lo);
 			assert_int_equal(fts__calib_find(torn_hist, x, &seg), 0);
 			g = seg.r0;
-			torn += seg.mult != g || seg.lo != g || seg.hi != g || seg.e0 != g ||
-				seg.e1 != g || seg.r1 - g < 0 || seg.r1 - g > 8;
+			torn += seg.mult != g || (int64_t)seg.err != g;
 			reads++;
 		}
 	}

@@ -1,0 +1,92 @@
+/* estimate.h - the history's pure estimation: rates, step verdicts, bands, envelopes,
+ * the fitted line. No storage, no publishing, no state beyond the arguments: each rule
+ * of the model (faststamp.h, "THE MODEL") is one function here, and tests drive them
+ * one by one. Doubles, on coordinates local to the samples involved. Not installed. */
+#ifndef FTS__ESTIMATE_H
+#define FTS__ESTIMATE_H
+
+#include <stdint.h>
+
+/* A sample as the estimator sees it, relative to an origin (x0, r0) of the caller's
+ * choosing: the reference read r (whole ns) at some counter value within x +- h. */
+struct fts__pt {
+	double x;        /* bracket midpoint, ticks from the origin */
+	double h;        /* bracket half-width, ticks */
+	double r;        /* reading, ns from the origin (whole ns) */
+	int step;        /* the source says a step happened since the previous sample */
+};
+
+/* An interval between two consecutive samples: what rules 2 and 3 make of it. */
+struct fts__ival {
+	double rate;     /* rule 2: ns per tick from one sample to the next */
+	double noise;    /* rule 2: how far the true mean rate may be from it */
+	int step;        /* rule 3: holds a step */
+};
+
+/* A band of rates (ns per tick), lo <= hi. */
+struct fts__band {
+	double lo, hi;
+};
+
+/* Where the truth may be across an interval (rule 5): [lo[i], hi[i]] at x[i], and
+ * between two of the points within the lines joining them. */
+struct fts__env {
+	double x[4], lo[4], hi[4];
+};
+
+/* The step threshold (rule 3): beyond NTP's 500 ppm of frequency plus 500 ppm of
+ * adjtime slew, a margin that a rate change between neighbours cannot explain. */
+#define FTS__STEP_PPM 2000.0
+
+/* Rule 1: how far what the clock read at a sample's midpoint may be from its reading r,
+ * for a rate of at most rate_hi ns per tick near it. */
+double fts__pt_uncertainty(const struct fts__pt *p, double rate_hi);
+/* Rule 2: the interval from a to b. */
+struct fts__ival fts__ival_of(const struct fts__pt *a, const struct fts__pt *b);
+/* Rule 3: does an interval hold a step, given the intervals next to it (NULL where
+ * there is none)? */
+int fts__is_step(const struct fts__ival *self, const struct fts__ival *left,
+		 const struct fts__ival *right);
+/* Rule 4: the rate measured next to interval k (from p[k] to p[k+1]) on side dir
+ * (-1, +1): over the nearest interval that holds no step (step[j] for the interval from
+ * p[j]), two at most away, extended over the intervals beyond it (none holding a step,
+ * two at most) until it spans half of interval k. p[0..n) are the points known, in
+ * order. 1 with the span's rate in *out, 0 if there is none. */
+int fts__neighbour(const struct fts__pt *p, const int *step, int n, int k, int dir,
+		   struct fts__ival *out);
+/* Rule 4: the band of rates the clock may run at inside an interval, from the rates
+ * measured next to it (NULL where there is none), widened by the tolerance (relative).
+ * self is used only when it has no neighbour at all. */
+struct fts__band fts__band_of(const struct fts__ival *self, const struct fts__ival *left,
+			      const struct fts__ival *right, double tol);
+/* Rule 5: did the clock change its rate inside interval self: do the rates on its two
+ * sides disagree, beyond their noise and the tolerance, with its own rate between? */
+int fts__rate_change(const struct fts__ival *self, const struct fts__ival *left,
+		     const struct fts__ival *right, double tol);
+/* Rule 5: the envelope of the interval from a to b with band bd; may_step: a step may
+ * lie inside. */
+struct fts__env fts__envelope(const struct fts__pt *a, const struct fts__pt *b,
+			      const struct fts__band *bd, int may_step);
+/* Rule 8: the largest distance from the line y = y0 + s * (x - x0) to the envelope. */
+double fts__env_dist(const struct fts__env *e, double x0, double y0, double s);
+/* Rule 7: the line of an interval that holds a step: through the middles of its
+ * envelope at both ends. */
+void fts__step_line(const struct fts__env *e, double *y0, double *s);
+
+/* Rule 6: the fitted line through a run of samples, from a fixed start point
+ * (x0, y0): every slope in [lo, hi] passes every sample of the run within its
+ * uncertainty. */
+struct fts__fit {
+	double x0, y0;   /* the start point (ns and ticks from the origin) */
+	double lo, hi;   /* the slopes left */
+	unsigned n;      /* samples in the run */
+};
+/* Start a run at (x0, y0). */
+void fts__fit_start(struct fts__fit *f, double x0, double y0);
+/* Narrow the run's slopes by a sample at x that must be passed within [ylo, yhi].
+ * 1 if slopes remain (f updated), 0 if none does (f unchanged). */
+int fts__fit_add(struct fts__fit *f, double x, double ylo, double yhi);
+/* The run's slope: the middle of those left. */
+double fts__fit_slope(const struct fts__fit *f);
+
+#endif /* FTS__ESTIMATE_H */
