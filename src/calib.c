@@ -172,12 +172,19 @@ static int64_t round_i64(double v)
 static void to_rec(const struct out *o, struct fts__rec *r)
 {
 	uint32_t shift = shift_for(fabs(o->s));
-	double y0 = floor(o->y0 + 0.5);
+	double y0 = floor(o->y0 + 0.5), err = ceil(o->err + fabs(o->y0 - y0)) + ROUNDING;
+	__int128 r0 = o->oy + (__int128)fmax(fmin(y0, 0x1p100), -0x1p100);
 
 	r->shift = shift;
 	r->mult = round_i64(o->s * (double)(UINT64_C(1) << shift));
-	r->r0 = o->oy + (int64_t)y0;
-	r->err = (uint64_t)ceil(o->err + fabs(o->y0 - y0)) + ROUNDING;
+	/* What does not fit says nothing: a bound of 2^63 makes conversions ERANGE. */
+	if (r0 > INT64_MAX || r0 < INT64_MIN || !(err < 0x1p62)) {
+		r->r0 = r0 > 0 ? INT64_MAX : INT64_MIN;
+		r->err = UINT64_C(1) << 63;
+	} else {
+		r->r0 = (int64_t)r0;
+		r->err = (uint64_t)err;
+	}
 	r->flags = o->step ? FTS__SEG_STEP : 0;
 	if (r->mult >= 0 && shift >= 1 &&
 	    ((unsigned __int128)(o->end - o->key) * (uint64_t)r->mult >> (shift - 1)) < ((uint64_t)1 << 62))
@@ -249,7 +256,9 @@ static void end_line(uint64_t key, int64_t oy, double y, double err, const struc
 	struct out o = { .key = key, .end = key, .oy = oy, .y0 = y, .err = err,
 			 .s = (bd->lo + bd->hi) / 2 };
 	to_rec(&o, r);
-	*grow = (int64_t)ceil((bd->hi - bd->lo) / 2 * (double)(UINT64_C(1) << r->shift)) + 1;
+	double g = ceil((bd->hi - bd->lo) / 2 * (double)(UINT64_C(1) << r->shift)) + 1;
+
+	*grow = g < 0x1p62 ? (int64_t)g : INT64_C(1) << 62;
 	r->flags = 0;
 }
 

@@ -110,6 +110,10 @@ struct fts__band fts__band_of(const struct fts__ival *self, const struct fts__iv
 		double e = self->noise + fabs(self->rate) * FTS__STEP_PPM * 1e-6;
 		b.lo = self->rate - e;
 		b.hi = self->rate + e;
+		if (self->rate <= 0) {   /* a step measures no rate: any up to its size */
+			b.lo = 0;
+			b.hi = fabs(self->rate) + e;
+		}
 	}
 	mid = (b.lo + b.hi) / 2;
 	b.lo -= fabs(mid) * tol;

@@ -231,6 +231,8 @@ static inline int fts__line_convert(const struct fts__line *l, int where, uint64
 	__int128 est, bound;
 	uint64_t d;
 
+	if (l->err > INT64_MAX)   /* the writer says the segment does not fit */
+		return -ERANGE;
 	if (where == 0 && (l->flags & FTS__SEG_FAST)) {
 		*ns = fts__line_at(l, x);
 		if (err)

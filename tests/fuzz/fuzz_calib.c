@@ -501,12 +501,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	errno = 0;
 	c = fts_calib_new_opts((flags & 4) ? NULL : &opts);
-	if (!(flags & 4) && ((flags & 2) || (ms > 0 && ms < 8))) {
+	if (!(flags & 4) && ((flags & 2) || (ms > 0 && ms < 16))) {
 		CHECK(c == NULL && errno == EINVAL);
 		return 0;
 	}
 	CHECK(c != NULL);
-	cap = ((flags & 4) || ms == 0) ? 1024 : ms;
+	cap = ((flags & 4) || ms == 0) ? SIZE_MAX : ms;
 
 	/* Empty history, and NULL arguments. */
 	CHECK(fts_calib_count(c) == 0 && fts_calib_count(NULL) == 0);
