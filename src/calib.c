@@ -160,8 +160,13 @@ static uint32_t shift_for(double a)
 	return e >= 62 ? 0 : e < 0 ? 62 : (uint32_t)(62 - e);
 }
 
+/* Rounded, saturating at +-2^62 (and 0 for what is not a number). */
 static int64_t round_i64(double v)
 {
+	if (!(v > -0x1p62))
+		return v == v ? -(INT64_C(1) << 62) : 0;
+	if (!(v < 0x1p62))
+		return INT64_C(1) << 62;
 	return (int64_t)(v >= 0 ? v + 0.5 : v - 0.5);
 }
 
@@ -172,13 +177,17 @@ static int64_t round_i64(double v)
 static void to_rec(const struct out *o, struct fts__rec *r)
 {
 	uint32_t shift = shift_for(fabs(o->s));
-	double y0 = floor(o->y0 + 0.5), err = ceil(o->err + fabs(o->y0 - y0)) + ROUNDING;
-	__int128 r0 = o->oy + (__int128)fmax(fmin(y0, 0x1p100), -0x1p100);
+	double y0 = floor(o->y0 + 0.5), y1 = o->y0 + o->s * (double)(o->end - o->key);
+	/* the doubles the line was worked out in round too: 16 units in their last place,
+	 * at the largest value involved */
+	double big = fmax(fmax(fabs(o->y0), fabs(y1)), fabs(o->err));
+	double err = ceil(o->err + fabs(o->y0 - y0) + ldexp(big, -48)) + ROUNDING;
+	__int128 r0 = isfinite(y0) ? o->oy + (__int128)fmax(fmin(y0, 0x1p100), -0x1p100) : 0;
 
 	r->shift = shift;
 	r->mult = round_i64(o->s * (double)(UINT64_C(1) << shift));
 	/* What does not fit says nothing: a bound of 2^63 makes conversions ERANGE. */
-	if (r0 > INT64_MAX || r0 < INT64_MIN || !(err < 0x1p62)) {
+	if (r0 > INT64_MAX || r0 < INT64_MIN || !(err < 0x1p62) || !(fabs(o->s) < 0x1p62)) {
 		r->r0 = r0 > 0 ? INT64_MAX : INT64_MIN;
 		r->err = UINT64_C(1) << 63;
 	} else {
@@ -264,10 +273,12 @@ static void end_line(uint64_t key, int64_t oy, double y, double err, const struc
 
 /* ---- the writer ---------------------------------------------------------------------- */
 
+/* Relative to the origin; counters and readings may lie anywhere in their ranges. */
 static struct fts__pt pt_of(const struct raw *s, uint64_t ox, int64_t oy)
 {
-	return (struct fts__pt){ .x = (double)(int64_t)(s->x - ox), .h = (double)s->h,
-				 .r = (double)(s->r - oy), .step = s->step };
+	return (struct fts__pt){ .x = s->x >= ox ? (double)(s->x - ox) : -(double)(ox - s->x),
+				 .h = (double)s->h, .r = (double)((__int128)s->r - oy),
+				 .step = s->step };
 }
 
 /* The raw samples as the rules see them, in the open run's coordinates: the interval
@@ -333,10 +344,11 @@ static void run_out(const struct fts__writer *w, uint64_t end, struct out *o)
 static void anchor(struct fts__writer *w, uint64_t x, int64_t oy, double yf)
 {
 	double whole = floor(yf);
+	__int128 y = (__int128)oy + round_i64(whole);
 
 	w->ax = x;
-	w->ay = oy + (int64_t)whole;
-	w->ayf = yf - whole;
+	w->ay = y > INT64_MAX ? INT64_MAX : y < INT64_MIN ? INT64_MIN : (int64_t)y;
+	w->ayf = yf - (double)((__int128)w->ay - oy);
 	fts__fit_start(&w->fit, 0, w->ayf);
 	w->nenv = 0;
 }
@@ -372,10 +384,13 @@ static void consume(struct fts__writer *w, struct view *v, struct out *o, unsign
 	if (w->nenv) {
 		s_run = fts__fit_slope(&w->fit);
 		e_run = w->err;
+		/* far from the anchor, doubles lose the ns: a new run (2^40 ns is 18 min) */
+		if (fabs(v->p[k + 1].r) > 0x1p40 || fabs(v->p[k + 1].x) > 0x1p44)
+			e_run = -1;
 		/* the interval's own scale: its envelope about its chord */
 		e_iv = fts__env_dist(&env, v->p[k].x, v->p[k].r, v->iv[k].rate);
 		f = w->fit;
-		if (w->nenv == MAX_RUN || e_iv > 2 * e_run + 20 || 2 * e_iv + 20 < e_run ||
+		if (e_run < 0 || w->nenv == MAX_RUN || e_iv > 2 * e_run + 20 || 2 * e_iv + 20 < e_run ||
 		    !fts__fit_add(&f, v->p[k + 1].x, c - u, c + u)) {
 			/* close the run at s[k]; the next starts where it ended */
 			double y_end = w->ayf + s_run * v->p[k].x;
@@ -460,7 +475,7 @@ static void get(const struct fts_calib *c, size_t pos, uint64_t *key, struct fts
 /* A segment as a line: value at its key (relative to oy) and slope, ns per tick. */
 static void line_of(const struct fts__rec *r, int64_t oy, double *y0, double *s)
 {
-	*y0 = (double)(r->r0 - oy);
+	*y0 = (double)((__int128)r->r0 - oy);
 	*s = (double)r->mult / (double)(UINT64_C(1) << r->shift);
 }
 

@@ -229,5 +229,7 @@ int fts__fit_add(struct fts__fit *f, double x, double ylo, double yhi)
 
 double fts__fit_slope(const struct fts__fit *f)
 {
+	if (!isfinite(f->lo) || !isfinite(f->hi))   /* one side open: no sample yet */
+		return isfinite(f->lo) ? f->lo : isfinite(f->hi) ? f->hi : 0;
 	return (f->lo + f->hi) / 2;
 }

@@ -28,8 +28,9 @@ struct fts__band {
 	double lo, hi;
 };
 
-/* Where the truth may be across an interval (rule 5): [lo[i], hi[i]] at x[i], and
- * between two of the points within the lines joining them. */
+/* Where the truth may be across an interval (rule 5): within [lo[i], hi[i]] at x[i],
+ * and between consecutive points (in order of x) within the straight lines joining
+ * them. */
 struct fts__env {
 	double x[4], lo[4], hi[4];
 };

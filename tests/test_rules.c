@@ -1,0 +1,333 @@
+/* test_rules.c - each rule of the history's model (faststamp.h, "THE MODEL"), driven
+ * directly through its function in src/estimate.c, and the rules that belong to
+ * storage (9-11) through the public calls. A test per rule, named after it. */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "testmain.h"
+#include "estimate.h"
+#include "faststamp.h"
+#include "sim.h"
+
+#define RATE (1 / 2.6)   /* ns per tick of a 2.6 GHz counter */
+#define PPM 1e-6
+
+static struct fts__pt pt(double x, double h, double r)
+{
+	return (struct fts__pt){ .x = x, .h = h, .r = r };
+}
+
+/* Exact samples of a clock at rate ppm off nominal, every len ticks from 0. */
+static struct fts__ival ival_at_rate(double ppm, double len)
+{
+	struct fts__pt a = pt(0, 0, 0), b = pt(len, 0, floor(len * RATE * (1 + ppm * PPM)));
+	return fts__ival_of(&a, &b);
+}
+
+/* Rule 1: at the bracket's middle, within half the bracket at the rate, plus 1 ns. */
+static void rule1_sample_uncertainty(void **state)
+{
+	struct fts__pt p = pt(1000, 260, 5);
+	(void)state;
+	assert_true(fabs(fts__pt_uncertainty(&p, RATE) - (260 * RATE + 1)) < 1e-9);
+	p.h = 0;
+	assert_true(fabs(fts__pt_uncertainty(&p, RATE) - 1) < 1e-12);
+}
+
+/* Rule 2: the rate between middles; its noise from the brackets and the readings. */
+static void rule2_interval_rate(void **state)
+{
+	struct fts__pt a = pt(0, 100, 0), b = pt(26000000, 100, 10000000);
+	struct fts__ival v;
+	(void)state;
+
+	v = fts__ival_of(&a, &b);
+	assert_true(fabs(v.rate - 10000000.0 / 26000000) < 1e-12);
+	/* the true rate over the actual reads lies within rate +- noise */
+	assert_true(v.rate + v.noise >= (10000000.0 + 1) / (26000000 - 200));
+	assert_true(v.rate - v.noise <= (10000000.0 - 1) / (26000000 + 200));
+	assert_true(v.noise < 1e-5 * v.rate);
+	/* overlapping brackets: the rate is not known from them */
+	b.x = 150;
+	v = fts__ival_of(&a, &b);
+	assert_true(v.noise >= fabs(v.rate));
+}
+
+/* Rule 3: a step makes its interval's rate an outlier; a slew of any size does not. */
+static void rule3_step_verdict(void **state)
+{
+	struct fts__ival l = ival_at_rate(0, 26e7), r = ival_at_rate(0, 26e7), x;
+	(void)state;
+
+	/* 1 ms of step in 100 ms: 10,000 ppm beyond its neighbours */
+	x = ival_at_rate(10000, 26e7);
+	assert_true(fts__is_step(&x, &l, &r));
+	x = ival_at_rate(-10000, 26e7);
+	assert_true(fts__is_step(&x, &l, &r));
+	/* below the threshold, not a step */
+	x = ival_at_rate(1500, 26e7);
+	assert_false(fts__is_step(&x, &l, &r));
+	/* a slew of 10 % (ADJ_TICK): the interval holding the change lies between */
+	r = ival_at_rate(100000, 26e7);
+	x = ival_at_rate(60000, 26e7);
+	assert_false(fts__is_step(&x, &l, &r));
+	/* but beyond both sides it is one */
+	x = ival_at_rate(110000, 26e7);
+	assert_true(fts__is_step(&x, &l, &r));
+	/* one side known: judged by it */
+	x = ival_at_rate(10000, 26e7);
+	assert_true(fts__is_step(&x, &l, NULL));
+	/* none: not a step; standing still or going back: a step; the source says so */
+	assert_false(fts__is_step(&x, NULL, NULL));
+	x.rate = 0;
+	assert_true(fts__is_step(&x, NULL, NULL));
+	x = ival_at_rate(0, 26e7);
+	x.step = 1;
+	assert_true(fts__is_step(&x, &l, &l));
+}
+
+/* Rule 4: the neighbours' rates, over spans of half the interval, skipping a step. */
+static void rule4_band(void **state)
+{
+	/* points 10 ms apart but for a 100 ms interval (2-3) and a 1 ms one (4-5) */
+	double xs[] = { 0, 26e6, 52e6, 312e6, 314.6e6, 317.2e6, 343.2e6, 369.2e6 };
+	struct fts__pt p[8];
+	int step[8] = { 0 };
+	struct fts__ival n, self;
+	struct fts__band b;
+	(void)state;
+
+	for (int i = 0; i < 8; i++)
+		p[i] = pt(xs[i], 10, floor(xs[i] * RATE));
+	/* right of the 100 ms interval 2: from 3, extended over 3-4 and 4-5 (2.6 M ticks
+	 * each) but no further (two at most); left: 1-2 (26 M) is short of 130 M, so
+	 * extended to 0-2 */
+	assert_true(fts__neighbour(p, step, 8, 2, 1, &n));
+	assert_true(fabs(n.rate - (p[5].r - p[3].r) / (p[5].x - p[3].x)) < 1e-15);
+	assert_true(fts__neighbour(p, step, 8, 2, -1, &n));
+	assert_true(fabs(n.rate - (p[2].r - p[0].r) / (p[2].x - p[0].x)) < 1e-15);
+	/* a step beside it is skipped (one at most) */
+	step[3] = 1;
+	assert_true(fts__neighbour(p, step, 8, 2, 1, &n));
+	assert_true(fabs(n.rate - (p[6].r - p[4].r) / (p[6].x - p[4].x)) < 1e-15);
+	step[4] = 1;
+	assert_false(fts__neighbour(p, step, 8, 2, 1, &n));
+	/* the band: both sides' rates give or take their noise, widened by the tolerance */
+	{
+		struct fts__ival a = ival_at_rate(-5, 26e7), c = ival_at_rate(7, 26e7);
+		self = ival_at_rate(300, 26e7);   /* its own rate does not count */
+		b = fts__band_of(&self, &a, &c, 1e-6);
+		assert_true(b.lo <= a.rate - a.noise && b.lo >= a.rate - a.noise - 2e-6 * RATE);
+		assert_true(b.hi >= c.rate + c.noise && b.hi <= c.rate + c.noise + 2e-6 * RATE);
+		/* nothing beside it: its own rate, widened by the step threshold */
+		b = fts__band_of(&self, NULL, NULL, 1e-6);
+		assert_true(b.lo < self.rate * (1 - 1900 * PPM) && b.hi > self.rate * (1 + 1900 * PPM));
+	}
+}
+
+/* Truth of a clock at rate a up to t, then b, plus a step s at ts (relative ticks). */
+static double path(double x, double a, double t, double b, double s, double ts)
+{
+	double v = x <= t ? a * x : a * t + b * (x - t);
+	return x >= ts ? v + s : v;
+}
+
+/* Is (x, y) within the envelope: its edges run straight between consecutive points? */
+static int inside(const struct fts__env *e, double x, double y)
+{
+	int o[4] = { 0, 1, 2, 3 };
+
+	for (int i = 0; i < 4; i++)   /* the points in order of x */
+		for (int j = i + 1; j < 4; j++)
+			if (e->x[o[j]] < e->x[o[i]]) {
+				int t = o[i];
+				o[i] = o[j];
+				o[j] = t;
+			}
+	for (int k = 0; k + 1 < 4; k++) {
+		int i = o[k], j = o[k + 1];
+		double f, lo, hi;
+		if (x < e->x[i] || x > e->x[j])
+			continue;
+		f = e->x[j] > e->x[i] ? (x - e->x[i]) / (e->x[j] - e->x[i]) : 0;
+		lo = e->lo[i] + f * (e->lo[j] - e->lo[i]);
+		hi = e->hi[i] + f * (e->hi[j] - e->hi[i]);
+		return y >= lo - 1e-6 && y <= hi + 1e-6;
+	}
+	return 0;
+}
+
+/* Rule 5: the hull holds one step; the intersection, where P3 applies, a change of
+ * rate; and it is as narrow as that lets it be. */
+static void rule5_envelope(void **state)
+{
+	double len = 26e7, a = RATE, b = RATE * (1 + 20 * PPM);
+	struct fts__band bd = { a * (1 - 1 * PPM), b * (1 + 1 * PPM) };
+	struct fts__env hull, isect;
+	struct fts__ival l = ival_at_rate(0, len), r = ival_at_rate(20, len), self;
+	(void)state;
+
+	/* a change of rate at 30 % of the interval: P3 applies, no step */
+	{
+		struct fts__pt p0 = pt(0, 0, 0), p1 = pt(len, 0, floor(path(len, a, 0.3 * len, b, 0, 2 * len)));
+		self = fts__ival_of(&p0, &p1);
+		assert_true(fts__rate_change(&self, &l, &r, 1e-6));
+		isect = fts__envelope(&p0, &p1, &bd, 0);
+		hull = fts__envelope(&p0, &p1, &bd, 1);
+		for (double x = 0; x <= len; x += len / 64) {
+			assert_true(inside(&isect, x, path(x, a, 0.3 * len, b, 0, 2 * len)));
+			assert_true(inside(&hull, x, path(x, a, 0.3 * len, b, 0, 2 * len)));
+		}
+		/* the intersection is the narrower: at most a third of the hull here */
+		assert_true(fts__env_dist(&isect, 0, 0, self.rate) * 3 <
+			    fts__env_dist(&hull, 0, 0, self.rate));
+	}
+	/* a step of 40 us at 60 %: the sides agree, P3 does not apply, the hull holds it */
+	{
+		struct fts__pt p0 = pt(0, 0, 0), p1 = pt(len, 0, floor(path(len, a, len, a, 40000, 0.6 * len)));
+		struct fts__band ba = { a * (1 - PPM), a * (1 + PPM) };
+		self = fts__ival_of(&p0, &p1);
+		assert_false(fts__rate_change(&self, &l, &l, 1e-6));
+		hull = fts__envelope(&p0, &p1, &ba, 1);
+		for (double x = 0; x <= len; x += len / 64)
+			assert_true(inside(&hull, x, path(x, a, len, a, 40000, 0.6 * len)));
+		/* no path without a step joins the samples: asked for the intersection, the
+		 * rule gives the hull */
+		isect = fts__envelope(&p0, &p1, &ba, 0);
+		for (int i = 0; i < 4; i++)
+			assert_true(isect.hi[i] - isect.lo[i] >= 0);
+		assert_true(fabs(fts__env_dist(&isect, 0, 0, a) - fts__env_dist(&hull, 0, 0, a)) < 1e-6);
+	}
+	/* the sides disagree, but the interval's own rate is not between them: not a
+	 * change of rate P3 speaks of */
+	self = ival_at_rate(40, len);
+	assert_false(fts__rate_change(&self, &l, &r, 1e-6));
+}
+
+/* Rule 6: the slopes that pass every sample within its uncertainty; none: refused. */
+static void rule6_fit(void **state)
+{
+	struct fts__fit f;
+	(void)state;
+	fts__fit_start(&f, 0, 0);
+	assert_true(fts__fit_add(&f, 100, 99, 101));
+	assert_true(fabs(fts__fit_slope(&f) - 1) < 1e-12);
+	assert_true(fts__fit_add(&f, 200, 200, 206));      /* narrows to [1, 1.01] */
+	assert_true(f.lo >= 1 - 1e-12 && f.hi <= 1.01 + 1e-12);
+	assert_false(fts__fit_add(&f, 300, 310, 320));     /* 1.033.. to 1.066..: none */
+	assert_true(f.lo >= 1 - 1e-12 && f.hi <= 1.01 + 1e-12 && f.n == 2);   /* unchanged */
+	/* a wide sample hardly constrains */
+	assert_true(fts__fit_add(&f, 300, 0, 1000));
+	assert_true(f.lo >= 1 - 1e-12 && f.hi <= 1.01 + 1e-12);
+}
+
+/* Rule 7: a step's line runs through the middles of its envelope. */
+static void rule7_step_line(void **state)
+{
+	struct fts__env e = { { 0, 10, 20, 100 }, { -5, 0, 0, 190 }, { 5, 0, 0, 210 } };
+	double y0, s;
+	(void)state;
+	fts__step_line(&e, &y0, &s);
+	assert_true(fabs(y0) < 1e-12 && fabs(s - 2) < 1e-12);
+}
+
+/* Rule 8: the distance from a line to the envelope, at its farthest point. */
+static void rule8_bound(void **state)
+{
+	struct fts__env e = { { 0, 30, 60, 100 }, { -5, 20, 50, 95 }, { 5, 40, 70, 120 } };
+	(void)state;
+	/* the line y = x: 5 at 0, 10 at 30 and 60, 20 at 100 */
+	assert_true(fabs(fts__env_dist(&e, 0, 0, 1) - 20) < 1e-12);
+}
+
+/* Rule 9: outside the samples the bound grows with the distance, at half the band. */
+static void rule9_ends(void **state)
+{
+	struct fts_calib *c = fts_calib_new();
+	int64_t ns, e1, e2, e3;
+	(void)state;
+	for (int i = 0; i < 20; i++)
+		assert_int_equal(fts_calib_add(c, 1000000 + i * 26000000ull, 10000000 * i,
+					       1000000 + i * 26000000ull), 0);
+	assert_int_equal(fts_calib_convert(c, 1000000 + 20 * 26000000ull, &ns, &e1), 0);
+	assert_int_equal(fts_calib_convert(c, 1000000 + 30 * 26000000ull, &ns, &e2), 0);
+	assert_int_equal(fts_calib_convert(c, 1000000 + 40 * 26000000ull, &ns, &e3), 0);
+	assert_true(e1 < e2 && e2 < e3);
+	/* linear in the distance: the same growth for each 10 intervals (1 ns rounding) */
+	assert_true(llabs((e3 - e2) - (e2 - e1)) <= 1);
+	assert_int_equal(fts_calib_convert(c, 0, &ns, &e1), 0);
+	assert_true(ns < 0 || ns < 10000000);
+	fts_calib_free(c);
+}
+
+/* Rule 10: at the memory limit the merges that widen the bound least go first: a
+ * history of a long steady stretch and a short one of wobbling rate gives up the
+ * steady stretch's detail first, and every bound still covers. */
+static void rule10_merges_by_cost(void **state)
+{
+	struct fts_calib_opts o = { .size = sizeof(o), .max_samples = 64 };
+	struct fts_calib *c = fts_calib_new_opts(&o), *full = fts_calib_new();
+	struct sim s;
+	uint64_t t = 1000;
+	int64_t ns, err, fns, ferr;
+	size_t covered = 0, probes = 0;
+	double wob_lim = 0, wob_full = 0, st_lim = 0, st_full = 0;
+	(void)state;
+
+	sim_init(&s, t, 1e18L, RATE, 4);
+	for (int i = 0; i < 600; i++) {
+		uint64_t b, a;
+		int64_t r;
+		if (i >= 500)   /* wobble: a new rate every other sample */
+			sim_change(&s, t, RATE * (1 + ((i % 4) - 1.5) * 3 * PPM), 0);
+		sim_sample(&s, t, 20, &b, &r, &a);
+		assert_int_equal(fts_calib_add(c, b, r, a), 0);
+		assert_int_equal(fts_calib_add(full, b, r, a), 0);
+		t += 26000000;
+	}
+	assert_true(fts_calib_count(c) <= 64);
+	for (uint64_t x = 1000; x < t - 26000000; x += 1300001) {
+		int64_t truth = sim_truth(&s, x);
+		assert_int_equal(fts_calib_convert(c, x, &ns, &err), 0);
+		assert_int_equal(fts_calib_convert(full, x, &fns, &ferr), 0);
+		covered += llabs(ns - truth) <= err;
+		probes++;
+		if (x > 1000 + 510 * 26000000ull && x < 1000 + 590 * 26000000ull) {
+			wob_lim += (double)err;
+			wob_full += (double)ferr;
+		} else if (x > 1000 + 50 * 26000000ull && x < 1000 + 450 * 26000000ull) {
+			st_lim += (double)err;
+			st_full += (double)ferr;
+		}
+	}
+	print_message("64 knots for 600 samples: %zu of %zu covered; sums of bounds, steady "
+		      "stretch %.0f ns (%.0f unmerged), wobbling stretch %.0f ns (%.0f unmerged)\n",
+		      covered, probes, st_lim, st_full, wob_lim, wob_full);
+	assert_int_equal(covered, probes);
+	/* merging cost the wobbling stretch, where it widens bounds most, less */
+	assert_true(wob_lim / wob_full < st_lim / st_full);
+	fts_calib_free(c);
+	fts_calib_free(full);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(rule1_sample_uncertainty),
+		cmocka_unit_test(rule2_interval_rate),
+		cmocka_unit_test(rule3_step_verdict),
+		cmocka_unit_test(rule4_band),
+		cmocka_unit_test(rule5_envelope),
+		cmocka_unit_test(rule6_fit),
+		cmocka_unit_test(rule7_step_line),
+		cmocka_unit_test(rule8_bound),
+		cmocka_unit_test(rule9_ends),
+		cmocka_unit_test(rule10_merges_by_cost),
+	};
+	return fts_test_run(tests, argc, argv);
+}
