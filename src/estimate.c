@@ -1,6 +1,7 @@
 /* estimate.c - the rules of the history's model, one function each (see estimate.h
  * and faststamp.h, "THE MODEL"). */
 #include <math.h>
+#include <stddef.h>
 
 #include "estimate.h"
 
@@ -30,30 +31,34 @@ struct fts__ival fts__ival_of(const struct fts__pt *a, const struct fts__pt *b)
 	return v;
 }
 
-/* Rule 3. A step makes an interval's rate an outlier: beyond the range of its
- * neighbours' rates by more than any slew could account for (FTS__STEP_PPM of the
- * rate, plus both rates' noise). A rate change, however large, leaves the interval
- * holding it between its neighbours, so slews are never steps. A source that saw the
- * step says so; a clock that stood still or ran backwards against the counter
- * stepped. */
+/* Rule 3. A step makes an interval's rate an outlier: beyond the rates of its
+ * neighbours on both sides by more than any slew could account for (FTS__STEP_PPM of
+ * the rate, plus both rates' noise). A rate change, however large, leaves the interval
+ * holding it between its neighbours, so slews are never steps. Only a neighbour that
+ * knows its rate to better than half that margin has a say, and it takes both sides to
+ * tell which of two intervals stepped. A source that saw the step says so; a clock
+ * that stood still or ran backwards against the counter stepped. */
+static int informative(const struct fts__ival *n)
+{
+	return n && n->noise < fabs(n->rate) * FTS__STEP_PPM * 0.5e-6;
+}
+
 int fts__is_step(const struct fts__ival *self, const struct fts__ival *left,
 		 const struct fts__ival *right)
 {
 	const struct fts__ival *n[2] = { left, right };
-	int above = 1, below = 1, any = 0;
+	int above = 1, below = 1;
 
 	if (self->step || self->rate <= 0)
 		return 1;
+	if (!informative(left) || !informative(right))
+		return 0;
 	for (int i = 0; i < 2; i++) {
-		double margin;
-		if (!n[i])
-			continue;
-		any = 1;
-		margin = fabs(n[i]->rate) * FTS__STEP_PPM * 1e-6 + self->noise + n[i]->noise;
+		double margin = fabs(n[i]->rate) * FTS__STEP_PPM * 1e-6 + self->noise + n[i]->noise;
 		above = above && self->rate > n[i]->rate + margin;
 		below = below && self->rate < n[i]->rate - margin;
 	}
-	return any && (above || below);
+	return above || below;
 }
 
 /* Rule 4, where the neighbours' rates come from. The nearest interval on a side that
@@ -89,18 +94,20 @@ int fts__neighbour(const struct fts__pt *p, const int *step, int n, int k, int d
 }
 
 /* Rule 4. Between two samples the clock's rate may change, at unknown points: the
- * rates the neighbours measured (each give or take its noise) bound it, widened by
- * the tolerance. The interval's own rate is left out: a step inside would bend it.
- * With no neighbour, its own rate is all there is, and a step too small for rule 3
- * may hide in it: the band allows for that. */
+ * rates measured beside the interval (each give or take its noise) bound it, and its
+ * own rate unless it holds a step (a step bends it), widened by the tolerance. With
+ * nothing beside it, its own rate is all there is, and a step too small for rule 3 may
+ * hide in it: the band allows for that. More rates only widen the band. */
 struct fts__band fts__band_of(const struct fts__ival *self, const struct fts__ival *left,
 			      const struct fts__ival *right, double tol)
 {
-	const struct fts__ival *n[2] = { left, right };
+	const struct fts__ival *n[3] = { left, right, self->step ? NULL : self };
 	struct fts__band b = { INFINITY, -INFINITY };
 	double mid;
 
-	for (int i = 0; i < 2; i++) {
+	if (!left && !right)
+		n[2] = NULL;
+	for (int i = 0; i < 3; i++) {
 		if (!n[i])
 			continue;
 		b.lo = min2(b.lo, n[i]->rate - n[i]->noise);

@@ -79,11 +79,14 @@ static void rule3_step_verdict(void **state)
 	/* but beyond both sides it is one */
 	x = ival_at_rate(110000, 26e7);
 	assert_true(fts__is_step(&x, &l, &r));
-	/* one side known: judged by it */
+	/* it takes both sides to tell which of two intervals stepped: one side, or a side
+	 * that does not know its rate (a 1 us interval), says nothing */
 	x = ival_at_rate(10000, 26e7);
-	assert_true(fts__is_step(&x, &l, NULL));
-	/* none: not a step; standing still or going back: a step; the source says so */
+	assert_false(fts__is_step(&x, &l, NULL));
 	assert_false(fts__is_step(&x, NULL, NULL));
+	r = ival_at_rate(0, 2600);
+	assert_false(fts__is_step(&x, &l, &r));
+	/* standing still or going back: a step; the source says so */
 	x.rate = 0;
 	assert_true(fts__is_step(&x, NULL, NULL));
 	x = ival_at_rate(0, 26e7);
@@ -120,10 +123,17 @@ static void rule4_band(void **state)
 	/* the band: both sides' rates give or take their noise, widened by the tolerance */
 	{
 		struct fts__ival a = ival_at_rate(-5, 26e7), c = ival_at_rate(7, 26e7);
-		self = ival_at_rate(300, 26e7);   /* its own rate does not count */
+		self = ival_at_rate(3, 26e7);
 		b = fts__band_of(&self, &a, &c, 1e-6);
 		assert_true(b.lo <= a.rate - a.noise && b.lo >= a.rate - a.noise - 2e-6 * RATE);
 		assert_true(b.hi >= c.rate + c.noise && b.hi <= c.rate + c.noise + 2e-6 * RATE);
+		/* its own rate counts, unless it holds a step */
+		self = ival_at_rate(300, 26e7);
+		b = fts__band_of(&self, &a, &c, 1e-6);
+		assert_true(b.hi >= self.rate + self.noise);
+		self.step = 1;
+		b = fts__band_of(&self, &a, &c, 1e-6);
+		assert_true(b.hi < c.rate + c.noise + 2e-6 * RATE);
 		/* nothing beside it: its own rate, widened by the step threshold */
 		b = fts__band_of(&self, NULL, NULL, 1e-6);
 		assert_true(b.lo < self.rate * (1 - 1900 * PPM) && b.hi > self.rate * (1 + 1900 * PPM));
