@@ -339,6 +339,52 @@ FTS__API size_t fts_calib_count(const struct fts_calib *c);
  * Returns 0, or -1 with errno EINVAL (NULL) or ENODATA (no sample). */
 FTS__API int fts_calib_range(const struct fts_calib *c, uint64_t *oldest, uint64_t *newest);
 
+/* ---- History files: stamps converted later, in another process --------------------
+ *
+ * A history file (format: faststamp-history(5)) holds a saved history, or the samples
+ * and events of the process clock as they were taken. Either converts every counter
+ * value to the same time and bound in any process, any time later, on any machine
+ * that reads the file: `faststamp convert` does it from the command line. A counter
+ * value means something only in the boot it was read in: the file names its boot
+ * (`faststamp history FILE` shows it), and so should a log of stamps. */
+
+/* fts_calib_save - write history c to fd (from its current position): a file that
+ * fts_calib_load() turns into a history converting every counter value to the same ns
+ * and bound. Not concurrently with fts_calib_add() on c (as for two adds). Returns 0,
+ * or -1 with errno: EINVAL (c NULL, fd < 0), ENODATA (fewer than two samples), ENOMEM,
+ * EFBIG (over 26 million segments), or write(2)'s (ENOSPC, EIO, ...); a failed write
+ * leaves part of a file. Cost: ~40 bytes a segment, a write(2) per block. */
+FTS__API int fts_calib_save(const struct fts_calib *c, int fd);
+
+/* fts_calib_load - read a history file from fd: a saved history (it converts, and
+ * takes no samples: fts_calib_add() on it fails with EPERM), or a record (its samples
+ * replayed: it takes more). Free it with fts_calib_free(). Returns NULL with errno:
+ * EBADMSG (not a history file, a version this library does not read, a bad checksum,
+ * a truncated file, segments out of order, or no two samples), EINVAL (fd < 0), ENOMEM
+ * or EIO. Reads only what the file holds, block by block; allocates only what a
+ * block's length says, after checking it (1 GiB at most). */
+FTS__API struct fts_calib *fts_calib_load(int fd);
+
+/* fts_clock_save - write the process clock's history, now, to fd (as fts_calib_save,
+ * with the counter's kind and frequency, the clocksource and this boot's id). Returns
+ * 0, or -1 with errno as fts_calib_save (ENODATA: no conversion yet, and so no
+ * history: see fts_clock_start). Thread-safe, not async-signal-safe. */
+FTS__API int fts_clock_save(int fd);
+
+/* fts_clock_record - from now on, append every sample and every event (step, suspend,
+ * counter fault) of the process clock to the file at path, so that any stamp the
+ * process stores while recording converts later from the file alone.
+ *
+ * Starts calibrating at once, and keeps the sampler thread running while recording,
+ * even if the process never converts. Samples are buffered and written once a second
+ * (and at every event): a crash loses at most the last second. A new or empty file is
+ * started; a record of this boot and counter is appended to; anything else is left
+ * alone (EEXIST). path NULL stops recording (the buffer is written, the file closed).
+ * Returns 0, or -1 with errno: EEXIST, EBUSY (already recording: stop first), the
+ * errors of open(2) and write(2), or fts_clock_start()'s. Thread-safe, not
+ * async-signal-safe. */
+FTS__API int fts_clock_record(const char *path);
+
 #ifdef __cplusplus
 }
 #endif

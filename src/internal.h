@@ -31,6 +31,11 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 			  int step);
 /* Drop every sample (used when the process clock is reset in tests). */
 void fts__calib_reset(struct fts_calib *c);
+/* Segments published (the knots less one). */
+size_t fts__calib_segments(const struct fts_calib *c);
+/* A history read from a file: room for n segments, which the loader writes; read-only
+ * after. 0 or -ENOMEM. */
+int fts__calib_publish_loaded(struct fts_calib *c, size_t n);
 
 /* ---- clock.c: the process-wide clock and its fault-injection seam ----------------- */
 /* The health reads of a sample, in this order. */

@@ -40,13 +40,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "histfile.h"
 #include "history.h"
+#include "internal.h"
 
 #define FIRST_GAP_NS 2000000          /* between the first three samples */
 #define RESAMPLE_NS 2000000           /* extrapolate at most this far past the newest */
@@ -189,13 +192,20 @@ static long double hmid(const struct psample *s)
 
 enum verdict { HEALTHY, FAULT_KEEP, FAULT_DROP };
 
+/* What check() saw between the previous sample and this one. */
+struct seen {
+	int step, suspend;      /* the wall clock stepped; the machine slept */
+	int64_t step_ns, suspend_ns;
+};
+
 /* Judge s against the previous sample (see the top of the file). */
-static enum verdict check(const struct psample *s)
+static enum verdict check(const struct psample *s, struct seen *e)
 {
 	long double ws, wl, npt, noise, dsusp, dstep, dc, draw;
 	char why[128];
 	int ran_on = 0;
 
+	*e = (struct seen){ 0 };
 	if (!have_last) {
 		anchor = *s;
 		return HEALTHY;
@@ -233,11 +243,13 @@ static enum verdict check(const struct psample *s)
 			ran_on = 1;   /* it counted through the suspend */
 		}
 	}
-	if (dsusp > SUSPEND_MIN_NS + noise)
-		suspends_seen++;
-	if (fabsl(dstep) > STEP_MIN_NS + noise)
-		steps_seen++;
-	if (dsusp > SUSPEND_MIN_NS + noise || fabsl(dstep) > STEP_MIN_NS + noise || ran_on)
+	e->suspend = dsusp > SUSPEND_MIN_NS + noise;
+	e->step = fabsl(dstep) > STEP_MIN_NS + noise;
+	e->suspend_ns = (int64_t)dsusp;
+	e->step_ns = (int64_t)dstep;
+	suspends_seen += (uint64_t)e->suspend;
+	steps_seen += (uint64_t)e->step;
+	if (e->suspend || e->step || ran_on)
 		ambiguous_ns = (int64_t)draw;   /* awake time: no stamp is taken asleep */
 	/* The rate over the longest baseline: from the anchor, moved past any suspend the
 	 * counter ran through (RAW did not). */
@@ -258,9 +270,88 @@ static enum verdict check(const struct psample *s)
 /* With lock held. Take a sample and add it to the history. why: a reason to stop
  * trusting the counter found before sampling (the kernel left its clocksource), or
  * NULL. */
+/* ---- the record file (fts_clock_record) --------------------------------------------- */
+
+#define RECORD_FLUSH_NS 1000000000   /* write what is buffered at least once a second */
+
+static struct {
+	int fd;                 /* -1: not recording */
+	int err;                /* the write error that stopped it, 0 */
+	unsigned char *buf;
+	size_t n, cap;
+	int64_t flushed_at;     /* CLOCK_MONOTONIC */
+} rec = { .fd = -1 };
+
+/* With lock held: a write error stops recording; fts_clock_record(NULL) reports it. */
+static void record_stop(int err)
+{
+	if (rec.fd >= 0)
+		close(rec.fd);
+	rec.fd = -1;
+	if (err && !rec.err)
+		rec.err = err;
+	free(rec.buf);
+	rec.buf = NULL;
+	rec.n = rec.cap = 0;
+}
+
+static void record_flush(void)
+{
+	int rc;
+
+	if (rec.fd < 0)
+		return;
+	fts__now(CLOCK_MONOTONIC, &rec.flushed_at);
+	if (!rec.n)
+		return;
+	rc = fts__write_block(rec.fd, FTS__BLK_SAMPLES, rec.buf, (uint32_t)rec.n);
+	rec.n = 0;
+	if (rc < 0)
+		record_stop(-rc);
+}
+
+static void record_sample(const struct psample *s, uint32_t flags)
+{
+	int64_t now;
+
+	if (rec.fd < 0)
+		return;
+	if (rec.cap - rec.n < FTS__SAMPLE_BYTES) {
+		size_t cap = rec.cap ? rec.cap * 2 : 64 * FTS__SAMPLE_BYTES;
+		unsigned char *b = realloc(rec.buf, cap);
+		if (!b) {
+			record_stop(ENOMEM);
+			return;
+		}
+		rec.buf = b;
+		rec.cap = cap;
+	}
+	rec.n += fts__put_sample(rec.buf + rec.n, s->b, s->rt, s->a, flags);
+	if (fts__now(CLOCK_MONOTONIC, &now) == 0 && now - rec.flushed_at >= RECORD_FLUSH_NS)
+		record_flush();
+}
+
+static void record_event(uint32_t type, const struct psample *s, int64_t value, const char *what)
+{
+	unsigned char b[FTS__EVENT_BYTES];
+	struct fts__event e = { .type = type, .counter = s->b + (s->a - s->b) / 2,
+				.realtime_ns = s->rt, .value_ns = value };
+	int rc;
+
+	if (rec.fd < 0)
+		return;
+	snprintf(e.what, sizeof(e.what), "%s", what);
+	record_flush();   /* the samples before it first */
+	if (rec.fd >= 0 && (rc = fts__write_block(rec.fd, FTS__BLK_EVENT, b,
+						   (uint32_t)fts__put_event(b, &e))) < 0)
+		record_stop(-rc);
+}
+
+/* With lock held. Take a sample and add it to the history (and the record). */
 static int sample_locked(const char *why)
 {
 	struct psample s;
+	struct seen e;
 	enum verdict v;
 	int rc;
 
@@ -274,14 +365,25 @@ static int sample_locked(const char *why)
 	}
 	if ((rc = take(&s)) < 0)
 		return rc;
-	v = check(&s);
-	if (v != FAULT_DROP && fts_calib_add(hist, s.b, s.rt, s.a) < 0 && v == HEALTHY)
+	v = check(&s, &e);
+	/* The sampler saw the step (or the sleep, which steps the wall clock against a
+	 * counter that stopped or ran on): the history is told, and need not guess. */
+	if (v != FAULT_DROP &&
+	    fts__calib_add_sample(hist, s.b, s.rt, s.a, e.step || e.suspend) < 0 && v == HEALTHY)
 		return -EAGAIN;
+	if (v != FAULT_DROP)
+		record_sample(&s, e.step || e.suspend ? FTS__SAMPLE_STEP : 0);
+	if (e.step)
+		record_event(FTS__EV_STEP, &s, e.step_ns, "the wall clock was set");
+	if (e.suspend)
+		record_event(FTS__EV_SUSPEND, &s, e.suspend_ns, "the machine slept");
 	last = s;
 	have_last = 1;
 	__atomic_store_n(&taken, taken + 1, __ATOMIC_RELAXED);
 	if (v == HEALTHY && why)
 		fault(why);
+	if (faulted)
+		record_event(FTS__EV_FAULT, &s, 0, fault_reason);
 	return faulted ? -EIO : 0;
 }
 
@@ -397,7 +499,8 @@ static void *sampler(void *arg)
 				next = now + SAMPLER_PERIOD_NS;   /* fell behind: no catching up */
 		}
 		pthread_mutex_lock(&lock);
-		if (__atomic_exchange_n(&used, 0, __ATOMIC_RELAXED))
+		/* A conversion since the last round, or a record to keep: not idle. */
+		if (__atomic_exchange_n(&used, 0, __ATOMIC_RELAXED) || rec.fd >= 0)
 			idle = 0;
 		else
 			idle++;
@@ -412,6 +515,12 @@ static void *sampler(void *arg)
 		}
 		switched = switched_locked(why, sizeof(why));
 		sample_locked(switched ? why : NULL);
+		{
+			int64_t now;
+			if (rec.fd >= 0 && fts__now(CLOCK_MONOTONIC, &now) == 0 &&
+			    now - rec.flushed_at >= RECORD_FLUSH_NS)
+				record_flush();
+		}
 		pthread_mutex_unlock(&lock);
 	}
 }
@@ -559,6 +668,104 @@ int fts_clock_start(void)
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- history files --------------------------------------------------------------- */
+
+/* What the process clock's history is of. */
+static void clock_head(struct fts__head *h)
+{
+	const struct fts__choice *ch = fts__backend_choice();
+	static const char *const kinds[] = { "", "tsc", "cntvct", "rdtime" };
+
+	*h = (struct fts__head){ .kind = FTS__KIND_OTHER };
+	for (uint32_t k = 1; k < 4; k++)
+		if (FTS__HAVE_COUNTER && !strcmp(ch->arch.backend, kinds[k]))
+			h->kind = k;
+	h->counter_hz = fts__freq(NULL, 0);
+	fts__boot_id(h->boot_id);
+	snprintf(h->clocksource, sizeof(h->clocksource), "%s", ch->clocksource);
+	fts__now(CLOCK_REALTIME, &h->created_ns);
+}
+
+int fts_clock_save(int fd)
+{
+	struct fts__head h;
+	int rc;
+
+	if (fd < 0)
+		return fts__fail(EINVAL);
+	clock_head(&h);   /* outside the lock: it may measure the frequency (10 ms) */
+	pthread_mutex_lock(&lock);
+	rc = hist && fts_calib_count(hist) >= 2 ? fts__calib_save_head(hist, fd, &h) : -ENODATA;
+	pthread_mutex_unlock(&lock);
+	return rc < 0 ? fts__fail(-rc) : 0;
+}
+
+/* Does the file at fd hold a record of this boot and counter? */
+static int same_record(int fd, const struct fts__head *h)
+{
+	struct fts__fileinfo fi;
+	struct fts_calib *c;
+	int err;
+
+	if (lseek(fd, 0, SEEK_SET) < 0 || !(c = fts__load(fd, &fi, &err))) {
+		/* a record stopped after its header and a sample holds no history yet */
+		return 0;
+	}
+	fts_calib_free(c);
+	return !fi.saved && fi.head.kind == h->kind && !memcmp(fi.head.boot_id, h->boot_id, 16);
+}
+
+int fts_clock_record(const char *path)
+{
+	struct fts__head h;
+	struct stat st;
+	int fd, rc = 0;
+
+	if (!path) {
+		pthread_mutex_lock(&lock);
+		record_flush();
+		rc = rec.err;
+		rec.err = 0;
+		record_stop(0);
+		pthread_mutex_unlock(&lock);
+		return rc ? fts__fail(rc) : 0;
+	}
+	clock_head(&h);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
+		return -1;
+	if (fstat(fd, &st) < 0) {
+		rc = errno;
+	} else if (st.st_size > 0 && !same_record(fd, &h)) {
+		rc = EEXIST;
+	} else if (st.st_size > 0 ? lseek(fd, 0, SEEK_END) < 0 : (rc = -fts__write_header(fd, &h)) != 0) {
+		rc = rc ? rc : errno;
+	}
+	if (rc) {
+		close(fd);
+		return fts__fail(rc);
+	}
+	pthread_mutex_lock(&lock);
+	if (rec.fd >= 0) {
+		rc = EBUSY;
+	} else {
+		rec.fd = fd;
+		rec.err = 0;
+		fts__now(CLOCK_MONOTONIC, &rec.flushed_at);
+		/* calibrated at once, and a first sample in the file taken now, so that
+		 * every stamp stored from now on lies inside what the file holds */
+		uint64_t before = taken;
+		if ((rc = start_locked()) == 0 && taken == before)
+			rc = sample_locked(NULL);
+		record_flush();
+		rc = rc < 0 ? -rc : 0;
+	}
+	pthread_mutex_unlock(&lock);
+	if (rc == EBUSY)
+		close(fd);
+	note_use();
+	return rc ? fts__fail(rc) : 0;
 }
 
 /* ---- the seam for tests, and state for fts_get_info ------------------------------- */

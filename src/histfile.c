@@ -1,0 +1,480 @@
+/* histfile.c - history files (faststamp-history(5)): a header, then blocks, each with
+ * its length and a CRC-32 of its payload. Everything little-endian. A reader trusts
+ * nothing: every length is checked against what is left, every count against its
+ * block, every segment's order and fixed point, before a byte of it is used. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "histfile.h"
+#include "history.h"
+#include "internal.h"
+
+#define HEAD_BYTES 80
+#define END_BYTES 48
+#define SEG_BYTES 40
+#define SEGS_FIXED (16 + 2 * END_BYTES)
+#define MAX_BLOCK ((uint32_t)1 << 30)   /* 1 GiB: 26 M segments, a block at most */
+
+/* ---- little-endian fields ---------------------------------------------------------- */
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint32_t get32(const unsigned char *p)
+{
+	return (uint32_t)get64((const unsigned char[8]){ p[0], p[1], p[2], p[3], 0, 0, 0, 0 });
+}
+
+uint32_t fts__crc32(uint32_t crc, const void *buf, size_t len)
+{
+	/* A nibble at a time: small, and fast enough for files. */
+	static const uint32_t t[16] = {
+		0x00000000, 0x1db71064, 0x3b6e20c8, 0x26d930ac, 0x76dc4190, 0x6b6b51f4,
+		0x4db26158, 0x5005713c, 0xedb88320, 0xf00f9344, 0xd6d6a3e8, 0xcb61b38c,
+		0x9b64c2b0, 0x86d3d2d4, 0xa00ae278, 0xbdbdf21c,
+	};
+	const unsigned char *p = buf;
+
+	crc = ~crc;
+	for (size_t i = 0; i < len; i++) {
+		crc ^= p[i];
+		crc = (crc >> 4) ^ t[crc & 15];
+		crc = (crc >> 4) ^ t[crc & 15];
+	}
+	return ~crc;
+}
+
+void fts__boot_id(uint8_t id[16])
+{
+	char text[64];
+	int n = 0;
+
+	memset(id, 0, 16);
+	if (fts__read_text("/proc/sys/kernel/random/boot_id", text, sizeof(text)) <= 0)
+		return;
+	/* 32 hex digits, with dashes */
+	for (const char *p = text; *p && n < 32; p++) {
+		int v = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+		if (v < 0)
+			continue;
+		id[n / 2] = (uint8_t)(id[n / 2] << 4 | v);
+		n++;
+	}
+	if (n != 32)
+		memset(id, 0, 16);
+}
+
+/* ---- writing ----------------------------------------------------------------------- */
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (w == 0)
+			return -EIO;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int fts__write_block(int fd, uint32_t type, const void *payload, uint32_t len)
+{
+	static const unsigned char zero[8];
+	unsigned char h[16];
+	int rc;
+
+	put32(h, FTS__BLOCK_MAGIC);
+	put32(h + 4, type);
+	put32(h + 8, len);
+	put32(h + 12, fts__crc32(0, payload, len));
+	if ((rc = write_all(fd, h, sizeof(h))) < 0 || (rc = write_all(fd, payload, len)) < 0)
+		return rc;
+	return write_all(fd, zero, (8 - len % 8) % 8);
+}
+
+int fts__write_header(int fd, const struct fts__head *hd)
+{
+	unsigned char f[16], h[HEAD_BYTES] = { 0 };
+	int rc;
+
+	memcpy(f, FTS__FILE_MAGIC, 8);
+	put32(f + 8, FTS__FILE_VERSION);
+	put32(f + 12, 0);
+	put32(h, hd->kind);
+	put64(h + 8, hd->counter_hz);
+	memcpy(h + 16, hd->boot_id, 16);
+	memcpy(h + 32, hd->clocksource, 31);
+	put64(h + 64, (uint64_t)hd->created_ns);
+	if ((rc = write_all(fd, f, sizeof(f))) < 0)
+		return rc;
+	return fts__write_block(fd, FTS__BLK_HEAD, h, sizeof(h));
+}
+
+size_t fts__put_sample(unsigned char *buf, uint64_t before, int64_t ref, uint64_t after,
+		       uint32_t flags)
+{
+	put64(buf, before);
+	put64(buf + 8, (uint64_t)ref);
+	put64(buf + 16, after);
+	put32(buf + 24, flags);
+	put32(buf + 28, 0);
+	return FTS__SAMPLE_BYTES;
+}
+
+size_t fts__put_event(unsigned char *buf, const struct fts__event *e)
+{
+	memset(buf, 0, FTS__EVENT_BYTES);
+	put32(buf, e->type);
+	put64(buf + 8, e->counter);
+	put64(buf + 16, (uint64_t)e->realtime_ns);
+	put64(buf + 24, (uint64_t)e->value_ns);
+	memcpy(buf + 32, e->what, 63);
+	return FTS__EVENT_BYTES;
+}
+
+static void put_rec(unsigned char *p, uint64_t key, const struct fts__rec *r)
+{
+	put64(p, key);
+	put64(p + 8, (uint64_t)r->r0);
+	put64(p + 16, (uint64_t)r->mult);
+	put64(p + 24, r->err);
+	put32(p + 32, r->shift);
+	put32(p + 36, r->flags);
+}
+
+int fts__calib_save_head(const struct fts_calib *c, int fd, const struct fts__head *h)
+{
+	size_t n = fts__calib_segments(c), len = SEGS_FIXED + n * SEG_BYTES;
+	unsigned char *b;
+	int rc;
+
+	if (n == 0)
+		return -ENODATA;
+	if (len > MAX_BLOCK)
+		return -EFBIG;
+	if (!(b = malloc(len)))
+		return -ENOMEM;
+	put64(b, n);
+	put64(b + 8, c->newest);
+	put_rec(b + 16, c->head.key, &c->head.rec);
+	put64(b + 16 + SEG_BYTES, (uint64_t)c->head.grow);
+	put_rec(b + 16 + END_BYTES, c->tail.key, &c->tail.rec);
+	put64(b + 16 + END_BYTES + SEG_BYTES, (uint64_t)c->tail.grow);
+	for (size_t i = 0; i < n; i++) {
+		const struct fts__chunk *ch = fts__chunk_at(c, c->dir[i / FTS__CHUNK_RECS].chunk);
+		put_rec(b + SEGS_FIXED + i * SEG_BYTES, ch->key[i % FTS__CHUNK_RECS],
+			&ch->rec[i % FTS__CHUNK_RECS]);
+	}
+	if ((rc = fts__write_header(fd, h)) == 0)
+		rc = fts__write_block(fd, FTS__BLK_SEGS, b, (uint32_t)len);
+	free(b);
+	return rc;
+}
+
+int fts_calib_save(const struct fts_calib *c, int fd)
+{
+	struct fts__head h = { .kind = FTS__KIND_OTHER };
+	int rc;
+
+	if (!c || fd < 0)
+		return fts__fail(EINVAL);
+	fts__boot_id(h.boot_id);
+	fts__now(CLOCK_REALTIME, &h.created_ns);
+	if ((rc = fts__calib_save_head(c, fd, &h)) < 0)
+		return fts__fail(-rc);
+	return 0;
+}
+
+/* ---- reading ----------------------------------------------------------------------- */
+
+/* Read exactly len bytes: 1, 0 at the end of the file before any, or negative errno
+ * (-EBADMSG: the file ends inside). */
+static int read_all(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = read(fd, p + got, len - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -EIO;
+		if (r == 0)
+			return got ? -EBADMSG : 0;
+		got += (size_t)r;
+	}
+	return 1;
+}
+
+/* A block's payload of len bytes into a buffer that grows with what arrives, so a
+ * length the file does not back never becomes an allocation. 0 or negative errno. */
+static int read_payload(int fd, unsigned char **out, size_t len)
+{
+	size_t cap = len < 65536 ? len + 1 : 65536, got = 0;
+	unsigned char *b = malloc(cap);
+
+	while (b && got < len) {
+		size_t want = (len < cap ? len : cap) - got;
+		int rc;
+		if (!want) {
+			unsigned char *nb = realloc(b, cap * 2 > len + 1 ? len + 1 : cap * 2);
+			if (!nb)
+				break;
+			b = nb;
+			cap = cap * 2 > len + 1 ? len + 1 : cap * 2;
+			continue;
+		}
+		if ((rc = read_all(fd, b + got, want)) <= 0) {
+			free(b);
+			return rc ? rc : -EBADMSG;
+		}
+		got += want;
+	}
+	if (!b || got < len) {
+		free(b);
+		return -ENOMEM;
+	}
+	*out = b;
+	return 0;
+}
+
+static void get_rec(const unsigned char *p, uint64_t *key, struct fts__rec *r)
+{
+	*key = get64(p);
+	r->r0 = (int64_t)get64(p + 8);
+	r->mult = (int64_t)get64(p + 16);
+	r->err = get64(p + 24);
+	r->shift = get32(p + 32);
+	r->flags = get32(p + 36);
+}
+
+/* A segment read from a file, checked, with the fast path's flag worked out here
+ * (never taken from the file): it spans [key, end]. */
+static int check_rec(struct fts__rec *r, uint64_t key, uint64_t end)
+{
+	if (r->shift > 62 || (r->flags & ~(FTS__SEG_STEP | FTS__SEG_FAST)))
+		return -EBADMSG;
+	if (r->err > (UINT64_C(1) << 63))
+		r->err = UINT64_C(1) << 63;
+	r->flags &= FTS__SEG_STEP;
+	if (r->mult >= 0 && r->shift >= 1 &&
+	    ((unsigned __int128)(end - key) * (uint64_t)r->mult >> (r->shift - 1)) < ((uint64_t)1 << 62))
+		r->flags |= FTS__SEG_FAST;
+	return 0;
+}
+
+/* A saved history, from its SEGS payload. */
+static struct fts_calib *load_segs(const unsigned char *b, uint32_t len, int *err)
+{
+	uint64_t n, newest, hk, tk, prev = 0;
+	struct fts__rec hr, tr;
+	struct fts_calib_opts o = { .size = sizeof(o) };
+	struct fts_calib *c;
+	int64_t hg, tg;
+
+	if (len < SEGS_FIXED || (len - SEGS_FIXED) % SEG_BYTES)
+		goto bad;
+	n = get64(b);
+	newest = get64(b + 8);
+	if (n == 0 || n != (len - SEGS_FIXED) / SEG_BYTES)
+		goto bad;
+	get_rec(b + 16, &hk, &hr);
+	hg = (int64_t)get64(b + 16 + SEG_BYTES);
+	get_rec(b + 16 + END_BYTES, &tk, &tr);
+	tg = (int64_t)get64(b + 16 + END_BYTES + SEG_BYTES);
+	if (hg < 0 || tg < 0 || tk != newest || check_rec(&hr, hk, hk) || check_rec(&tr, tk, tk))
+		goto bad;
+	hr.flags = tr.flags = 0;
+	o.max_bytes = (size_t)(n + 64) * (sizeof(struct fts__rec) + sizeof(uint64_t));
+	if (!(c = fts_calib_new_opts(&o))) {
+		*err = errno;
+		return NULL;
+	}
+	if (fts__calib_publish_loaded(c, n) < 0) {
+		fts_calib_free(c);
+		*err = ENOMEM;
+		return NULL;
+	}
+	for (uint64_t i = 0; i < n; i++) {
+		struct fts__chunk *ch = fts__chunk_at(c, c->dir[i / FTS__CHUNK_RECS].chunk);
+		uint64_t key, end;
+		struct fts__rec r;
+
+		get_rec(b + SEGS_FIXED + i * SEG_BYTES, &key, &r);
+		end = i + 1 < n ? get64(b + SEGS_FIXED + (i + 1) * SEG_BYTES) : newest;
+		if ((i && key <= prev) || end < key || (i == 0 && key != hk) || check_rec(&r, key, end)) {
+			fts_calib_free(c);
+			goto bad;
+		}
+		prev = key;
+		ch->key[i % FTS__CHUNK_RECS] = key;
+		ch->rec[i % FTS__CHUNK_RECS] = r;
+		if (i % FTS__CHUNK_RECS == 0)
+			c->dir[i / FTS__CHUNK_RECS].first = key;
+		c->dir[i / FTS__CHUNK_RECS].count = (uint32_t)(i % FTS__CHUNK_RECS + 1);
+	}
+	c->head = (struct fts__end){ .key = hk, .rec = hr, .grow = hg };
+	c->tail = (struct fts__end){ .key = tk, .rec = tr, .grow = tg };
+	c->newest = newest;
+	c->nchunks = (uint32_t)((n + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS);
+	return c;
+bad:
+	*err = EBADMSG;
+	return NULL;
+}
+
+struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)
+{
+	struct fts__fileinfo fi = { 0 };
+	unsigned char f[16], h[16], *b = NULL;
+	struct fts_calib *c = NULL;
+	int rc;
+
+	*err = EBADMSG;
+	if ((rc = read_all(fd, f, sizeof(f))) <= 0) {
+		*err = rc == -EIO ? EIO : EBADMSG;
+		return NULL;
+	}
+	if (memcmp(f, FTS__FILE_MAGIC, 8) || get32(f + 8) != FTS__FILE_VERSION || get32(f + 12))
+		return NULL;
+	for (;;) {
+		uint32_t type, len, pad;
+
+		if ((rc = read_all(fd, h, sizeof(h))) == 0)
+			break;   /* the end of the file, between blocks */
+		if (rc < 0)
+			goto fail;
+		if (get32(h) != FTS__BLOCK_MAGIC)
+			goto bad;
+		type = get32(h + 4);
+		len = get32(h + 8);
+		pad = (8 - len % 8) % 8;
+		if (len > MAX_BLOCK)
+			goto bad;
+		free(b);
+		b = NULL;
+		if ((rc = read_payload(fd, &b, len + pad)) < 0)
+			goto fail;
+		if (fts__crc32(0, b, len) != get32(h + 12)) {
+			rc = -EBADMSG;
+			goto fail;
+		}
+		for (uint32_t i = len; i < len + pad; i++)
+			if (b[i])
+				goto bad;
+		switch (type) {
+		case FTS__BLK_HEAD:
+			if (len < HEAD_BYTES || fi.has_head)
+				goto bad;
+			fi.has_head = 1;
+			fi.head.kind = get32(b);
+			fi.head.counter_hz = get64(b + 8);
+			memcpy(fi.head.boot_id, b + 16, 16);
+			memcpy(fi.head.clocksource, b + 32, 31);
+			fi.head.created_ns = (int64_t)get64(b + 64);
+			break;
+		case FTS__BLK_SEGS:
+			if (!fi.has_head || c)
+				goto bad;
+			if (!(c = load_segs(b, len, err)))
+				goto out;
+			fi.saved = 1;
+			fi.segments = get64(b);
+			break;
+		case FTS__BLK_SAMPLES:
+			if (!fi.has_head || fi.saved || len % FTS__SAMPLE_BYTES)
+				goto bad;
+			if (!c && !(c = fts_calib_new())) {
+				rc = -ENOMEM;
+				goto fail;
+			}
+			for (uint32_t i = 0; i < len; i += FTS__SAMPLE_BYTES) {
+				const unsigned char *s = b + i;
+				uint32_t flags = get32(s + 24);
+				if (fts__calib_add_sample(c, get64(s), (int64_t)get64(s + 8), get64(s + 16),
+							  flags & FTS__SAMPLE_STEP) < 0) {
+					rc = errno == ENOMEM ? -ENOMEM : -EBADMSG;
+					goto fail;
+				}
+				fi.samples++;
+			}
+			break;
+		case FTS__BLK_EVENT:
+			if (!fi.has_head || len < FTS__EVENT_BYTES)
+				goto bad;
+			{
+				struct fts__event e = { .type = get32(b), .counter = get64(b + 8),
+							.realtime_ns = (int64_t)get64(b + 16),
+							.value_ns = (int64_t)get64(b + 24) };
+				memcpy(e.what, b + 32, 63);
+				if (e.type >= 1 && e.type <= 3) {
+					if (!(fi.events[1] + fi.events[2] + fi.events[3]))
+						fi.first_event = e;
+					fi.events[e.type]++;
+				}
+			}
+			break;
+		default:
+			if (!(type & FTS__BLK_OPTIONAL))
+				goto bad;
+			fi.blocks_skipped++;
+		}
+	}
+	if (!c || fts_calib_count(c) < 2)
+		goto bad;
+	free(b);
+	if (info)
+		*info = fi;
+	return c;
+bad:
+	rc = -EBADMSG;
+fail:
+	*err = -rc;
+out:
+	free(b);
+	fts_calib_free(c);
+	return NULL;
+}
+
+struct fts_calib *fts_calib_load(int fd)
+{
+	struct fts_calib *c;
+	int err;
+
+	if (fd < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!(c = fts__load(fd, NULL, &err)))
+		errno = err;
+	return c;
+}

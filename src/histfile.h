@@ -1,0 +1,91 @@
+/* histfile.h - history files: the on-disk format (faststamp-history(5)), written by
+ * fts_calib_save and the process clock's recorder, read by fts_calib_load and
+ * `faststamp history`. Not installed. */
+#ifndef FTS__HISTFILE_H
+#define FTS__HISTFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "faststamp.h"
+
+#define FTS__FILE_MAGIC "FSTMPHST"      /* 8 bytes at offset 0 */
+#define FTS__FILE_VERSION 1
+#define FTS__BLOCK_MAGIC 0x4b4c4246u    /* "FBLK", little-endian */
+
+/* Block types. Bit 31: a reader that does not know the type may skip the block. */
+enum {
+	FTS__BLK_HEAD = 1,      /* what the history is of */
+	FTS__BLK_SEGS = 2,      /* a saved history: its segments */
+	FTS__BLK_SAMPLES = 3,   /* recorded samples */
+	FTS__BLK_EVENT = 4,     /* a recorded event */
+	FTS__BLK_OPTIONAL = 1u << 31,
+};
+
+/* Counter kinds (HEAD). */
+enum {
+	FTS__KIND_OTHER = 0,    /* any counter: a history made with fts_calib_* */
+	FTS__KIND_TSC = 1,
+	FTS__KIND_CNTVCT = 2,
+	FTS__KIND_RDTIME = 3,
+};
+
+/* Events (EVENT). */
+enum {
+	FTS__EV_STEP = 1,
+	FTS__EV_SUSPEND = 2,
+	FTS__EV_FAULT = 3,
+};
+
+/* Sample flags (SAMPLES). */
+#define FTS__SAMPLE_STEP 1u     /* the source saw a step since the previous sample */
+
+struct fts__head {
+	uint32_t kind;
+	uint64_t counter_hz;
+	uint8_t boot_id[16];    /* the kernel's boot id, zero if unknown */
+	char clocksource[32];
+	int64_t created_ns;     /* CLOCK_REALTIME when written */
+};
+
+struct fts__event {
+	uint32_t type;
+	uint64_t counter;       /* the counter at the sample that found it */
+	int64_t realtime_ns;    /* and CLOCK_REALTIME there */
+	int64_t value_ns;       /* step size, time suspended; 0 for a fault */
+	char what[64];
+};
+
+/* What a file holds, for `faststamp history`. */
+struct fts__fileinfo {
+	struct fts__head head;
+	int has_head, saved;            /* saved: a SEGS block (else a record) */
+	uint64_t samples, segments;
+	uint64_t events[4];             /* by type */
+	struct fts__event first_event;  /* the first few, for the summary */
+	uint64_t blocks_skipped;        /* optional blocks of unknown types */
+};
+
+/* This machine's boot id (zeros if unreadable). */
+void fts__boot_id(uint8_t id[16]);
+/* CRC-32 (IEEE 802.3) of len bytes, continuing from crc (0 to start). */
+uint32_t fts__crc32(uint32_t crc, const void *p, size_t len);
+/* Write a whole file's header and a HEAD block to fd. 0 or negative errno. */
+int fts__write_header(int fd, const struct fts__head *h);
+/* Write one block. 0 or negative errno. */
+int fts__write_block(int fd, uint32_t type, const void *payload, uint32_t len);
+/* The payloads of SAMPLES and EVENT blocks, encoded little-endian into buf (32 bytes a
+ * sample; 96 bytes an event). */
+size_t fts__put_sample(unsigned char *buf, uint64_t before, int64_t ref, uint64_t after,
+		       uint32_t flags);
+size_t fts__put_event(unsigned char *buf, const struct fts__event *e);
+#define FTS__SAMPLE_BYTES 32
+#define FTS__EVENT_BYTES 96
+
+/* Save the history c with header h. 0 or negative errno. */
+int fts__calib_save_head(const struct fts_calib *c, int fd, const struct fts__head *h);
+/* Read a file: the history it holds (with info, which may be NULL). NULL and *err =
+ * EBADMSG, EINVAL, ENOMEM or EIO. */
+struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err);
+
+#endif /* FTS__HISTFILE_H */

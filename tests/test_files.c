@@ -1,0 +1,292 @@
+/* test_files.c - history files: a saved history loads to the same conversions; a
+ * loaded one takes no samples; every truncation and every flipped byte of a file is
+ * refused (EBADMSG) and nothing crashes; lengths the file does not back are never
+ * allocated; the process clock's record converts every stamp stored while recording,
+ * within its clock_gettime bracket; the record's rules (EEXIST, EBUSY, append). */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "testmain.h"
+#include "faststamp.h"
+#include "histfile.h"
+#include "daysim.h"
+#include "simclock.h"
+
+/* A file in memory (memfd) holding bytes p[0..n). */
+static int mem_file(const void *p, size_t n)
+{
+	int fd = memfd_create("fts-test", MFD_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, p, n), (ssize_t)n);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+/* The bytes of fd, from 0; *n their count. */
+static unsigned char *slurp(int fd, size_t *n)
+{
+	off_t end = lseek(fd, 0, SEEK_END);
+	unsigned char *b = malloc((size_t)end + 1);
+	assert_non_null(b);
+	assert_int_equal(pread(fd, b, (size_t)end, 0), end);
+	*n = (size_t)end;
+	return b;
+}
+
+static struct fts_calib *harsh_history(struct daysim *d, size_t n)
+{
+	struct fts_calib *c = fts_calib_new();
+	assert_int_equal(daysim_harsh(d, n, 9), 0);
+	for (size_t i = 0; i < d->nsamp; i++)
+		assert_int_equal(fts_calib_add(c, d->b[i], d->r[i], d->a[i]), 0);
+	return c;
+}
+
+/* The same answers from two histories, at counters across and around them. */
+static void assert_same(const struct fts_calib *a, const struct fts_calib *b, uint64_t from,
+			uint64_t to)
+{
+	uint64_t xs[] = { 0, 1, from - 1, from, to, to + 1, UINT64_MAX };
+	for (int i = 0; i < 4000 + 7; i++) {
+		uint64_t x = i < 7 ? xs[i] : from + (to - from) / 4000 * (uint64_t)(i - 7);
+		int64_t n1 = 1, e1 = 2, n2 = 3, e2 = 4;
+		int r1 = fts_calib_convert(a, x, &n1, &e1), er1 = errno;
+		int r2 = fts_calib_convert(b, x, &n2, &e2), er2 = errno;
+		assert_int_equal(r1, r2);
+		if (r1 == 0) {
+			assert_int_equal(n1, n2);
+			assert_int_equal(e1, e2);
+		} else {
+			assert_int_equal(er1, er2);
+		}
+	}
+}
+
+static void save_and_load(void **state)
+{
+	struct daysim d;
+	struct fts_calib *c = harsh_history(&d, 3000), *l;
+	uint64_t o1, n1, o2, n2;
+	int fd = memfd_create("fts-save", MFD_CLOEXEC);
+	size_t bytes;
+	(void)state;
+
+	assert_int_equal(fts_calib_save(c, fd), 0);
+	free(slurp(fd, &bytes));
+	print_message("3000 harsh samples: %zu knots, a file of %zu bytes\n", fts_calib_count(c),
+		      bytes);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	l = fts_calib_load(fd);
+	assert_non_null(l);
+	assert_int_equal(fts_calib_count(l), fts_calib_count(c));
+	assert_int_equal(fts_calib_range(c, &o1, &n1), 0);
+	assert_int_equal(fts_calib_range(l, &o2, &n2), 0);
+	assert_int_equal(o1, o2);
+	assert_int_equal(n1, n2);
+	assert_same(c, l, o1, n1);
+	/* a loaded history converts, and takes no samples */
+	errno = 0;
+	assert_int_equal(fts_calib_add(l, n1 + 100, 0, n1 + 100), -1);
+	assert_int_equal(errno, EPERM);
+	/* bad arguments */
+	errno = 0;
+	assert_int_equal(fts_calib_save(NULL, fd), -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(fts_calib_save(c, -1), -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_null(fts_calib_load(-1));
+	assert_int_equal(errno, EINVAL);
+	{
+		struct fts_calib *e = fts_calib_new();
+		errno = 0;
+		assert_int_equal(fts_calib_save(e, fd), -1);
+		assert_int_equal(errno, ENODATA);
+		fts_calib_free(e);
+	}
+	close(fd);
+	fts_calib_free(l);
+	fts_calib_free(c);
+	daysim_free(&d);
+}
+
+/* Every prefix of a file and every byte of it flipped: refused, never a crash. */
+static void corrupt_files(void **state)
+{
+	struct daysim d;
+	struct fts_calib *c = harsh_history(&d, 600);
+	int fd = memfd_create("fts-corrupt", MFD_CLOEXEC);
+	unsigned char *good;
+	size_t n, refused = 0, tried = 0;
+	(void)state;
+
+	assert_int_equal(fts_calib_save(c, fd), 0);
+	good = slurp(fd, &n);
+	close(fd);
+	for (size_t len = 0; len < n; len += len < 256 ? 1 : 37) {
+		int f = mem_file(good, len);
+		errno = 0;
+		assert_null(fts_calib_load(f));
+		assert_int_equal(errno, EBADMSG);
+		close(f);
+	}
+	for (size_t i = 0; i < n; i += i < 256 ? 1 : 29) {
+		struct fts_calib *l;
+		int f;
+		good[i] ^= 0x5a;
+		f = mem_file(good, n);
+		errno = 0;
+		l = fts_calib_load(f);
+		tried++;
+		if (!l) {
+			assert_int_equal(errno, EBADMSG);
+			refused++;
+		}
+		fts_calib_free(l);
+		close(f);
+		good[i] ^= 0x5a;
+	}
+	print_message("%zu bytes: every prefix refused; %zu of %zu flipped bytes refused\n", n,
+		      refused, tried);
+	assert_int_equal(refused, tried);   /* a checksum, or a check, for every byte */
+	free(good);
+	fts_calib_free(c);
+	daysim_free(&d);
+}
+
+/* A block that claims a gigabyte in a file of a few bytes: refused without taking
+ * the memory (the allocation limit would fail a gigabyte). */
+static void hostile_lengths(void **state)
+{
+	unsigned char f[16 + 16 + 8] = { 0 };
+	struct rlimit was, lim;
+	int fd;
+	(void)state;
+
+	memcpy(f, FTS__FILE_MAGIC, 8);
+	f[8] = FTS__FILE_VERSION;
+	memcpy(f + 16, "FBLK", 4);   /* FTS__BLOCK_MAGIC, little-endian */
+	f[20] = FTS__BLK_HEAD;
+	f[24 + 3] = 0x3f;            /* length 0x3f000000 */
+	getrlimit(RLIMIT_AS, &was);
+	lim = (struct rlimit){ 512u << 20, was.rlim_max };
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#  if defined(__has_feature)
+#    if !__has_feature(address_sanitizer) && !__has_feature(thread_sanitizer)
+	setrlimit(RLIMIT_AS, &lim);   /* the sanitizers reserve far more than this */
+#    endif
+#  else
+	setrlimit(RLIMIT_AS, &lim);
+#  endif
+#endif
+	fd = mem_file(f, sizeof(f));
+	errno = 0;
+	assert_null(fts_calib_load(fd));
+	assert_int_equal(errno, EBADMSG);
+	close(fd);
+	setrlimit(RLIMIT_AS, &was);
+}
+
+/* The process clock's record, on a simulated machine: every stamp taken while
+ * recording converts from the file alone, within its bound. */
+static void record_converts_stamps(void **state)
+{
+	char path[] = "/tmp/fts-record-XXXXXX";
+	int fd = mkstemp(path);
+	fast_timestamp_t st[3000];
+	int64_t truth[3000];
+	struct fts_calib *l;
+	size_t covered = 0;
+	(void)state;
+
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	simc_use(40, 25);
+	assert_int_equal(fts_clock_record(path), 0);
+	errno = 0;
+	assert_int_equal(fts_clock_record(path), -1);   /* already recording */
+	assert_int_equal(errno, EBUSY);
+	for (int i = 0; i < 3000; i++) {
+		st[i] = simc_stamp(&truth[i]);
+		simc_advance(1e6L);
+		if (i % 100 == 99) {
+			assert_int_equal(fts__clock_sample(), 0);
+			if (i == 1499)
+				simc_step(-1e9L);   /* a step, announced by the sampler */
+		}
+	}
+	assert_int_equal(fts__clock_sample(), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	l = fts_calib_load(fd);
+	close(fd);
+	assert_non_null(l);
+	for (int i = 0; i < 3000; i++) {
+		int64_t ns, err;
+		assert_int_equal(fts_calib_convert(l, st[i], &ns, &err), 0);
+		covered += llabs(ns - truth[i]) <= err;
+	}
+	print_message("3000 stamps over 3 s, a step in the middle: %zu converted within their "
+		      "bound from the record\n", covered);
+	assert_int_equal(covered, 3000);
+	/* the same boot and counter: recording again appends */
+	assert_int_equal(fts_clock_record(path), 0);
+	simc_advance(100e6L);
+	assert_int_equal(fts__clock_sample(), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	fts_calib_free(l);
+	fts__clock_set_source(NULL);
+	unlink(path);
+}
+
+/* A file that is not a record of this boot and counter is left alone. */
+static void record_refuses_other_files(void **state)
+{
+	char path[] = "/tmp/fts-other-XXXXXX";
+	int fd = mkstemp(path);
+	(void)state;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "precious\n", 9), 9);
+	close(fd);
+	errno = 0;
+	assert_int_equal(fts_clock_record(path), -1);
+	assert_int_equal(errno, EEXIST);
+	fd = open(path, O_RDONLY);
+	{
+		char b[16] = { 0 };
+		assert_int_equal(read(fd, b, sizeof(b)), 9);
+		assert_string_equal(b, "precious\n");
+	}
+	close(fd);
+	unlink(path);
+	errno = 0;
+	assert_int_equal(fts_clock_record("/nonexistent-dir/x"), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(save_and_load),
+		cmocka_unit_test(corrupt_files),
+		cmocka_unit_test(hostile_lengths),
+		cmocka_unit_test(record_converts_stamps),
+		cmocka_unit_test(record_refuses_other_files),
+	};
+	return fts_test_run(tests, argc, argv);
+}
