@@ -201,8 +201,7 @@ static void to_rec(const struct out *o, struct fts__rec *r)
 		r->err = (uint64_t)err;
 	}
 	r->flags = o->step ? FTS__SEG_STEP : 0;
-	if (r->mult >= 0 && shift >= 1 &&
-	    ((unsigned __int128)(o->end - o->key) * (uint64_t)r->mult >> (shift - 1)) < ((uint64_t)1 << 62))
+	if (fts__seg_fast(r->r0, r->mult, r->shift, o->end - o->key))
 		r->flags |= FTS__SEG_FAST;
 }
 

@@ -286,8 +286,7 @@ static int check_rec(struct fts__rec *r, uint64_t key, uint64_t end)
 	if (r->err > (UINT64_C(1) << 63))
 		r->err = UINT64_C(1) << 63;
 	r->flags &= FTS__SEG_STEP;
-	if (r->mult >= 0 && r->shift >= 1 &&
-	    ((unsigned __int128)(end - key) * (uint64_t)r->mult >> (r->shift - 1)) < ((uint64_t)1 << 62))
+	if (fts__seg_fast(r->r0, r->mult, r->shift, end - key))
 		r->flags |= FTS__SEG_FAST;
 	return 0;
 }

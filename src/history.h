@@ -214,6 +214,20 @@ static inline __int128 fts__mulshift(uint64_t d, int64_t m, uint32_t shift)
 	return m < 0 ? -(__int128)p : (__int128)p;
 }
 
+/* May a segment from r0 at rate mult / 2^shift over span ticks take the fast path
+ * (FTS__SEG_FAST)? Rising, shift >= 1, the product over the span within 62 bits, and
+ * the line's end within an int64. Decided by whoever writes a segment, never read
+ * from outside. */
+static inline int fts__seg_fast(int64_t r0, int64_t mult, uint32_t shift, uint64_t span)
+{
+	unsigned __int128 p;
+
+	if (mult < 0 || shift < 1 || shift > 62)
+		return 0;
+	p = (unsigned __int128)span * (uint64_t)mult >> (shift - 1);
+	return p < ((unsigned __int128)1 << 62) && (__int128)r0 + (__int128)((p + 1) >> 1) <= INT64_MAX;
+}
+
 /* The line of a FTS__SEG_FAST segment at x, c0 <= x <= c1, in 64 bits: the product
  * shifted by shift - 1 fits, and its last bit rounds. */
 static inline int64_t fts__line_at(const struct fts__line *l, uint64_t x)
