@@ -281,9 +281,10 @@ static void end_line(uint64_t key, int64_t oy, double y, double err, const struc
 /* Relative to the origin; counters and readings may lie anywhere in their ranges. */
 static struct fts__pt pt_of(const struct raw *s, uint64_t ox, int64_t oy)
 {
-	return (struct fts__pt){ .x = s->x >= ox ? (double)(s->x - ox) : -(double)(ox - s->x),
-				 .h = (double)s->h, .r = (double)((__int128)s->r - oy),
-				 .step = s->step };
+	__int128 xi = (__int128)s->x - ox, ri = (__int128)s->r - oy;
+
+	return (struct fts__pt){ .x = (double)xi, .h = (double)s->h, .r = (double)ri,
+				 .step = s->step, .xi = xi, .ri = ri };
 }
 
 /* The raw samples as the rules see them, in the open run's coordinates: the interval

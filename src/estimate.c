@@ -21,7 +21,7 @@ double fts__pt_uncertainty(const struct fts__pt *p, double rate_hi)
  * apart, and the readings were rounded down. */
 struct fts__ival fts__ival_of(const struct fts__pt *a, const struct fts__pt *b)
 {
-	double len = b->x - a->x, w = a->h + b->h, dr = b->r - a->r;
+	double len = (double)(b->xi - a->xi), w = a->h + b->h, dr = (double)(b->ri - a->ri);
 	struct fts__ival v = { .rate = dr / len, .step = b->step };
 
 	if (len > w)
@@ -69,7 +69,7 @@ int fts__neighbour(const struct fts__pt *p, const int *step, int n, int k, int d
 		   struct fts__ival *out)
 {
 	int j = dir > 0 ? k + 1 : k - 1, hops = 0, end;
-	double want = (p[k + 1].x - p[k].x) / 2;
+	double want = (double)(p[k + 1].xi - p[k].xi) / 2;
 
 	while (j >= 0 && j + 1 < n && step[j] && hops < 1) {
 		j += dir;
@@ -80,12 +80,12 @@ int fts__neighbour(const struct fts__pt *p, const int *step, int n, int k, int d
 	/* the span: points j .. end (dir > 0) or end .. j + 1 (dir < 0) */
 	if (dir > 0) {
 		for (end = j + 1; end + 1 < n && end - j < 2 && !step[end] &&
-				  p[end].x - p[j].x < want; end++)
+				  (double)(p[end].xi - p[j].xi) < want; end++)
 			;
 		*out = fts__ival_of(&p[j], &p[end]);
 	} else {
 		for (end = j; end > 0 && j + 1 - end < 2 && !step[end - 1] &&
-			      p[j + 1].x - p[end].x < want; end--)
+			      (double)(p[j + 1].xi - p[end].xi) < want; end--)
 			;
 		*out = fts__ival_of(&p[end], &p[j + 1]);
 	}

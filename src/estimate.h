@@ -14,6 +14,9 @@ struct fts__pt {
 	double h;        /* bracket half-width, ticks */
 	double r;        /* reading, ns from the origin (whole ns) */
 	int step;        /* the source says a step happened since the previous sample */
+	/* x and r exactly: rates come from differences of these, so that two samples far
+	 * from the origin (where a double's last place is ns wide) still give theirs */
+	__int128 xi, ri;
 };
 
 /* An interval between two consecutive samples: what rules 2 and 3 make of it. */

@@ -19,7 +19,7 @@
 
 static struct fts__pt pt(double x, double h, double r)
 {
-	return (struct fts__pt){ .x = x, .h = h, .r = r };
+	return (struct fts__pt){ .x = x, .h = h, .r = r, .xi = (__int128)x, .ri = (__int128)r };
 }
 
 /* Exact samples of a clock at rate ppm off nominal, every len ticks from 0. */
@@ -53,7 +53,7 @@ static void rule2_interval_rate(void **state)
 	assert_true(v.rate - v.noise <= (10000000.0 - 1) / (26000000 + 200));
 	assert_true(v.noise < 1e-5 * v.rate);
 	/* overlapping brackets: the rate is not known from them */
-	b.x = 150;
+	b = pt(150, 100, 10000000);
 	v = fts__ival_of(&a, &b);
 	assert_true(v.noise >= fabs(v.rate));
 }
