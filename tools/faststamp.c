@@ -11,6 +11,8 @@ static const struct fts_tool_cmd cmds[] = {
 	{ "bench", "cost of every way to tell the time, scaling, accuracy", fts_tool_bench },
 	{ "rx", "receive UDP, stamp each datagram, write pcap/pcapng", fts_tool_rx },
 	{ "tx", "send numbered, time-stamped UDP datagrams at a steady rate", fts_tool_tx },
+	{ "convert", "stamps to times, with a history file", fts_tool_convert },
+	{ "history", "what a history file holds", fts_tool_history },
 };
 
 static void usage(FILE *f)

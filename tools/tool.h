@@ -19,6 +19,8 @@ int fts_tool_check(int argc, char **argv);
 int fts_tool_bench(int argc, char **argv);
 int fts_tool_rx(int argc, char **argv);
 int fts_tool_tx(int argc, char **argv);
+int fts_tool_convert(int argc, char **argv);
+int fts_tool_history(int argc, char **argv);
 
 /* Helpers (util.c). */
 int64_t fts_tool_now(clockid_t id);

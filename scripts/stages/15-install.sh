@@ -11,7 +11,8 @@ cmake --build "$b" -j"$(nproc)"
 cmake --install "$b"
 lib=$(dirname "$(find "$p" -name libfaststamp.so -print -quit)")
 for f in include/faststamp.h include/faststamp/arch.h include/faststamp/config.h \
-         include/faststamp/x86_64.h bin/faststamp share/man/man1/faststamp.1 share/man/man3/faststamp.3; do
+         include/faststamp/x86_64.h bin/faststamp share/man/man1/faststamp.1 share/man/man3/faststamp.3 \
+         share/man/man5/faststamp-history.5; do
   [ -e "$p/$f" ] || { echo "missing from the install: $f"; exit 1; }
 done
 for f in libfaststamp.so libfaststamp.a pkgconfig/faststamp.pc cmake/faststamp/faststampConfig.cmake; do

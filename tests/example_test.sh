@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# example_test.sh STAMPLOG FASTSTAMP - the deferred-conversion pattern end to end, as
+# two separate processes: examples/stamplog stores stamps in a log and records the
+# clock; `faststamp convert` turns the log into times. Every time must lie within its
+# bound of the clock_gettime bracket stamplog wrote beside the stamp. Also its errors:
+# a malformed line names its number and the rest still convert (exit 1).
+set -uo pipefail
+stamplog=$1 tool=$2
+work=$(mktemp -d /tmp/fts-example.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$stamplog" "$work/events.bin" "$work/clock.fth" 20000 "$work/brackets" || fail "stamplog exited $?"
+[ "$(stat -c %s "$work/events.bin")" -eq 160000 ] || fail "the log holds $(stat -c %s "$work/events.bin") bytes, not 160000"
+"$tool" history "$work/clock.fth" > "$work/summary" || fail "faststamp history failed"
+grep -q '^kind: *record' "$work/summary" || fail "history: $(cat "$work/summary")"
+grep -q '(this boot)' "$work/summary" || fail "history does not see this boot: $(cat "$work/summary")"
+"$tool" convert --history "$work/clock.fth" --in "$work/events.bin" --binary --format ns --bound \
+  > "$work/times" || fail "faststamp convert exited $?"
+[ "$(wc -l < "$work/times")" -eq 20000 ] || fail "$(wc -l < "$work/times") times, not 20000"
+paste -d ' ' "$work/times" "$work/brackets" | awk '
+  { ns = $1; err = $2; t0 = $3; t1 = $4; n++
+    if (ns + err < t0 || ns - err > t1) { bad++; if (bad <= 3) print "outside: " $0 }
+    d = ns < t0 ? t0 - ns : (ns > t1 ? ns - t1 : 0); if (d <= 1000) close1us++; sum += err }
+  END { printf "%d stamps converted in another process: %d outside their bound, %.2f%% within 1 us of the bracket, mean bound %.0f ns\n", n, bad, 100 * close1us / n, sum / n
+        exit bad > 0 }' || fail "some times lie outside their bound"
+# The same stamps as text, one per line; iso and timespec formats.
+od -An -v -t u8 -w8 "$work/events.bin" | head -n 3 | tr -d ' ' > "$work/lines"
+printf 'bogus\n0x%x\n' "$(head -n 1 "$work/lines")" >> "$work/lines"
+"$tool" convert --history "$work/clock.fth" --in "$work/lines" --format iso > "$work/iso" 2> "$work/err"
+rc=$?
+[ $rc -eq 1 ] || fail "a malformed line: exit $rc, not 1"
+grep -q 'line 4:' "$work/err" || fail "the malformed line is not named: $(cat "$work/err")"
+[ "$(wc -l < "$work/iso")" -eq 4 ] || fail "the other lines did not all convert: $(cat "$work/iso")"
+grep -qE '^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{9}Z$' "$work/iso" || fail "iso: $(head -n 1 "$work/iso")"
+[ "$(sed -n 1p "$work/iso")" = "$(sed -n 4p "$work/iso")" ] || fail "decimal and hex of one stamp differ"
+# Not a history file: refused, said so.
+"$tool" convert --history "$work/events.bin" < /dev/null 2> "$work/err"
+[ $? -eq 1 ] && grep -q 'not a history file' "$work/err" || fail "a log taken for a history: $(cat "$work/err")"
+echo "example ok"

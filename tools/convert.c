@@ -1,0 +1,212 @@
+/* faststamp convert - stamps to times, later, in another process: with a history file
+ * (fts_clock_record, fts_clock_save, fts_calib_save), read stamps and print what the
+ * clock read when each was stored. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "faststamp.h"
+#include "tool.h"
+
+static const char usage[] =
+	"usage: faststamp convert --history FILE [--in FILE] [--binary]\n"
+	"                         [--format ns|timespec|iso] [--bound]\n"
+	"  Convert stamps with the history in FILE (a record or a saved history) and print\n"
+	"  one line per stamp: what CLOCK_REALTIME read when it was stored.\n"
+	"  --history FILE  the history file\n"
+	"  --in FILE       stamps from FILE (default: standard input, also for '-')\n"
+	"  --binary        stamps as little-endian 64-bit words (default: one per line,\n"
+	"                  decimal, or hexadecimal with 0x)\n"
+	"  --format F      ns (ns since the epoch, the default), timespec (SEC.NSEC) or\n"
+	"                  iso (UTC, YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ)\n"
+	"  --bound         after the time, a space and the error bound in ns\n"
+	"Exit 0 when every stamp converted, 1 when some did not (each one named on\n"
+	"stderr with its line or word, the rest still converted), 2 on a usage error.\n";
+
+enum format { F_NS, F_TIMESPEC, F_ISO };
+
+static void print_time(int64_t ns, int64_t err, enum format f, int bound)
+{
+	int64_t sec = ns / 1000000000, frac = ns % 1000000000;
+
+	if (frac < 0) {
+		frac += 1000000000;
+		sec--;
+	}
+	if (f == F_NS) {
+		printf("%" PRId64, ns);
+	} else if (f == F_TIMESPEC) {
+		printf("%" PRId64 ".%09" PRId64, sec, frac);
+	} else {
+		time_t t = (time_t)sec;
+		struct tm tm;
+		char day[32];
+		if (!gmtime_r(&t, &tm) || !strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm))
+			snprintf(day, sizeof(day), "(year out of range)");
+		printf("%s.%09" PRId64 "Z", day, frac);
+	}
+	if (bound)
+		printf(" %" PRId64, err);
+	putchar('\n');
+}
+
+/* A stamp from its text: decimal or 0x hexadecimal, the whole line. */
+static int parse_stamp(const char *s, uint64_t *out)
+{
+	int base = 10;
+	char *end;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	*out = strtoull(s, &end, base);
+	while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
+		end++;
+	return errno || *end ? -1 : 0;
+}
+
+/* A stamp as the library would convert it: counter values through the history, clock
+ * readings (bit 63) as they are. */
+static int convert(const struct fts_calib *h, fast_timestamp_t s, int64_t *ns, int64_t *err)
+{
+	if (s & FTS_STAMP_CLOCK_TAG) {
+		*ns = (int64_t)(s << 1) >> 1;
+		*err = 0;
+		return 0;
+	}
+	return fts_calib_convert(h, s, ns, err);
+}
+
+int fts_tool_convert(int argc, char **argv)
+{
+	const char *hist = NULL, *in = NULL;
+	enum format f = F_NS;
+	int binary = 0, bound = 0, fd, bad = 0, format_given = 0;
+	struct fts_calib *h;
+	FILE *src = stdin;
+	uint64_t n = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(a, "--binary")) {
+			binary = 1;
+		} else if (!strcmp(a, "--bound")) {
+			bound = 1;
+		} else if (!strcmp(a, "--history") || !strcmp(a, "--in") || !strcmp(a, "--format")) {
+			const char **slot = a[2] == 'h' ? &hist : a[2] == 'i' ? &in : NULL;
+			if (i + 1 >= argc)
+				return fts_tool_usage_error("convert", usage, "%s needs a value", a);
+			if (slot ? *slot != NULL : format_given++)
+				return fts_tool_usage_error("convert", usage, "%s is given more than once", a);
+			if (slot) {
+				*slot = argv[++i];
+			} else if (!strcmp(argv[++i], "ns")) {
+				f = F_NS;
+			} else if (!strcmp(argv[i], "timespec")) {
+				f = F_TIMESPEC;
+			} else if (!strcmp(argv[i], "iso")) {
+				f = F_ISO;
+			} else {
+				return fts_tool_usage_error("convert", usage,
+							    "unknown --format '%s' (ns, timespec or iso)", argv[i]);
+			}
+		} else {
+			return fts_tool_usage_error("convert", usage, "unknown option '%s'", a);
+		}
+	}
+	if (!hist)
+		return fts_tool_usage_error("convert", usage, "%s", "--history FILE is required");
+	if ((fd = open(hist, O_RDONLY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "faststamp convert: %s: %s\n", hist, strerror(errno));
+		return 1;
+	}
+	h = fts_calib_load(fd);
+	if (!h) {
+		int e = errno;
+		fprintf(stderr, "faststamp convert: %s: %s\n", hist,
+			e == EBADMSG ? "not a history file, or a damaged one" : strerror(e));
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	if (in && strcmp(in, "-") && !(src = fopen(in, binary ? "rb" : "r"))) {
+		fprintf(stderr, "faststamp convert: %s: %s\n", in, strerror(errno));
+		fts_calib_free(h);
+		return 1;
+	}
+	for (;;) {
+		fast_timestamp_t s;
+		int64_t ns, err;
+		char line[256];
+
+		if (binary) {
+			unsigned char w[8];
+			size_t got = fread(w, 1, sizeof(w), src);
+			if (got == 0)
+				break;
+			n++;
+			if (got < sizeof(w)) {
+				fprintf(stderr, "faststamp convert: word %" PRIu64 ": %zu bytes, not 8 "
+					"(the input ends inside it)\n", n, got);
+				bad = 1;
+				break;
+			}
+			s = 0;
+			for (int k = 7; k >= 0; k--)
+				s = s << 8 | w[k];
+		} else {
+			if (!fgets(line, sizeof(line), src))
+				break;
+			n++;
+			if (!strchr(line, '\n') && !feof(src)) {
+				int ch;
+				while ((ch = getc(src)) != EOF && ch != '\n')
+					;
+				fprintf(stderr, "faststamp convert: line %" PRIu64 ": too long\n", n);
+				bad = 1;
+				continue;
+			}
+			if (parse_stamp(line, &s) < 0) {
+				line[strcspn(line, "\r\n")] = '\0';
+				fprintf(stderr, "faststamp convert: line %" PRIu64 ": '%s' is not a stamp "
+					"(decimal, or hexadecimal with 0x)\n", n, line);
+				bad = 1;
+				continue;
+			}
+		}
+		if (convert(h, s, &ns, &err) < 0) {
+			fprintf(stderr, "faststamp convert: %s %" PRIu64 ": stamp %#" PRIx64 ": %s\n",
+				binary ? "word" : "line", n, s, strerror(errno));
+			bad = 1;
+			continue;
+		}
+		print_time(ns, err, f, bound);
+	}
+	if (ferror(src)) {
+		fprintf(stderr, "faststamp convert: reading %s: %s\n", in ? in : "standard input",
+			strerror(errno));
+		bad = 1;
+	}
+	if (src != stdin)
+		fclose(src);
+	fts_calib_free(h);
+	if (fflush(stdout) == EOF) {
+		fprintf(stderr, "faststamp convert: writing: %s\n", strerror(errno));
+		return 1;
+	}
+	return bad;
+}

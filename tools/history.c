@@ -1,0 +1,101 @@
+/* faststamp history - what a history file holds. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "faststamp.h"
+#include "histfile.h"
+#include "tool.h"
+
+static const char usage[] =
+	"usage: faststamp history FILE\n"
+	"  Summarise a history file (fts_clock_record, fts_clock_save, fts_calib_save):\n"
+	"  its kind, the counter and boot it belongs to, its samples or segments, the time\n"
+	"  it spans, and the steps, suspends and counter faults recorded in it.\n"
+	"Exit 0, 1 when the file cannot be read or is not a history, 2 on a usage error.\n";
+
+static void print_utc(const char *label, int64_t ns)
+{
+	time_t t = (time_t)(ns / 1000000000);
+	struct tm tm;
+	char day[32];
+
+	if (ns < 0 || !gmtime_r(&t, &tm) || !strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm))
+		printf("%-12s %" PRId64 " ns\n", label, ns);
+	else
+		printf("%-12s %s.%09" PRId64 "Z\n", label, day, ns % 1000000000);
+}
+
+int fts_tool_history(int argc, char **argv)
+{
+	static const char *const kinds[] = { "other (fts_calib)", "tsc", "cntvct", "rdtime" };
+	struct fts__fileinfo fi;
+	struct fts_calib *c;
+	const char *path = NULL;
+	uint64_t o, n;
+	int64_t ro, rn;
+	uint8_t here[16];
+	int fd, err;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return fts_tool_usage_error("history", usage, "unknown option '%s'", argv[i]);
+		} else if (path) {
+			return fts_tool_usage_error("history", usage, "one FILE only ('%s')", argv[i]);
+		}
+		path = argv[i];
+	}
+	if (!path)
+		return fts_tool_usage_error("history", usage, "%s", "FILE is required");
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "faststamp history: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	c = fts__load(fd, &fi, &err);
+	close(fd);
+	if (!c) {
+		fprintf(stderr, "faststamp history: %s: %s\n", path,
+			err == EBADMSG ? "not a history file, or a damaged one" : strerror(err));
+		return 1;
+	}
+	fts__boot_id(here);
+	printf("file:        %s\n", path);
+	printf("kind:        %s\n", fi.saved ? "saved history" : "record of the process clock");
+	printf("counter:     %s", fi.head.kind < 4 ? kinds[fi.head.kind] : "unknown");
+	if (fi.head.counter_hz)
+		printf(" at %.6f MHz", (double)fi.head.counter_hz / 1e6);
+	printf("\nclocksource: %s\n", fi.head.clocksource[0] ? fi.head.clocksource : "(not recorded)");
+	printf("boot id:     ");
+	for (int i = 0; i < 16; i++)
+		printf("%02x%s", fi.head.boot_id[i], i == 3 || i == 5 || i == 7 || i == 9 ? "-" : "");
+	printf(" (%s)\n", !memcmp(here, fi.head.boot_id, 16) ? "this boot"
+			  : "another boot: stamps of this boot do not convert with it");
+	print_utc("written:", fi.head.created_ns);
+	if (fi.saved)
+		printf("segments:    %" PRIu64 "\n", fi.segments);
+	else
+		printf("samples:     %" PRIu64 " (%zu knots kept)\n", fi.samples, fts_calib_count(c));
+	if (fts_calib_range(c, &o, &n) == 0 && fts_calib_convert(c, o, &ro, NULL) == 0 &&
+	    fts_calib_convert(c, n, &rn, NULL) == 0) {
+		print_utc("from:", ro);
+		print_utc("to:", rn);
+		printf("span:        %.3f s (counter %" PRIu64 " to %" PRIu64 ")\n",
+		       (double)(rn - ro) / 1e9, o, n);
+	}
+	printf("events:      %" PRIu64 " steps, %" PRIu64 " suspends, %" PRIu64 " counter faults\n",
+	       fi.events[FTS__EV_STEP], fi.events[FTS__EV_SUSPEND], fi.events[FTS__EV_FAULT]);
+	if (fi.events[1] + fi.events[2] + fi.events[3])
+		printf("first:       %s (%" PRId64 " ns) at counter %" PRIu64 "\n", fi.first_event.what,
+		       fi.first_event.value_ns, fi.first_event.counter);
+	if (fi.blocks_skipped)
+		printf("skipped:     %" PRIu64 " blocks of a newer format\n", fi.blocks_skipped);
+	fts_calib_free(c);
+	return 0;
+}
