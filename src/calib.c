@@ -359,6 +359,27 @@ static void anchor(struct fts__writer *w, uint64_t x, int64_t oy, double yf)
 	w->nenv = 0;
 }
 
+/* Interval k as a segment of its own, worked out from its own start (exact, and
+ * small), so that the published line is the one the bound was measured against. The
+ * line starts at y0 (relative to the start's reading), or for a step runs through its
+ * envelope's middles (rule 7). */
+static void interval_out(const struct fts__writer *w, const struct view *v, unsigned k, double y0,
+			 struct out *o)
+{
+	const struct raw *a = &w->s[k], *b = &w->s[k + 1];
+	struct fts__pt pa = pt_of(a, a->x, a->r), pb = pt_of(b, a->x, a->r);
+	struct fts__env env = fts__envelope(&pa, &pb, &v->band[k], v->may_step[k]);
+	double s;
+
+	*o = (struct out){ .key = a->x, .end = b->x, .oy = a->r, .y0 = y0, .step = v->step[k] };
+	if (v->step[k])
+		fts__step_line(&env, &o->y0, &s);
+	else
+		s = (pb.r - y0) / pb.x;
+	o->s = s;
+	o->err = fts__env_dist(&env, 0, o->y0, s);
+}
+
 /* Consume the interval from s[cur], final now: it joins the open run, or closes it
  * (rule 6), or is a step (rule 7). The segments that became final go to o. */
 static void consume(struct fts__writer *w, struct view *v, struct out *o, unsigned *no)
@@ -374,13 +395,9 @@ static void consume(struct fts__writer *w, struct view *v, struct out *o, unsign
 	}
 	env = fts__envelope(&v->p[k], &v->p[k + 1], &v->band[k], v->may_step[k]);
 	if (v->step[k]) {
-		double y0, s;
 		if (w->nenv)
 			run_out(w, w->s[k].x, &o[(*no)++]);
-		fts__step_line(&env, &y0, &s);
-		o[(*no)++] = (struct out){ .key = w->s[k].x, .end = w->s[k + 1].x, .oy = w->ay,
-					   .y0 = y0, .s = s, .step = 1,
-					   .err = fts__env_dist(&env, env.x[0], y0, s) };
+		interval_out(w, v, k, 0, &o[(*no)++]);
 		anchor(w, w->s[k + 1].x, w->s[k + 1].r, 0);
 		view_points(w, v);
 		return;
@@ -438,32 +455,16 @@ static void provisional(const struct fts__writer *w, const struct view *v, struc
 			unsigned *no)
 {
 	unsigned k = w->cur;
-	double y = w->ayf, x;   /* where the next line starts, in the run's coordinates */
+	double y = 0;   /* where the next line starts, relative to that sample's reading */
 
 	if (w->nenv) {
 		run_out(w, w->s[k].x, &o[*no]);
-		y = o[*no].y0 + o[*no].s * v->p[k].x;
+		/* the run's end, from the anchor's reading to s[k]'s */
+		y = (double)((__int128)w->ay - w->s[k].r) + o[*no].y0 + o[*no].s * v->p[k].x;
 		(*no)++;
 	}
-	x = v->p[k].x;
-	for (; k + 1 < w->ns; k++) {
-		struct fts__env env = fts__envelope(&v->p[k], &v->p[k + 1], &v->band[k], v->may_step[k]);
-		struct out *e = &o[(*no)++];
-		double y1 = v->p[k + 1].r, s;
-
-		*e = (struct out){ .key = w->s[k].x, .end = w->s[k + 1].x, .oy = w->ay };
-		if (v->step[k]) {
-			fts__step_line(&env, &e->y0, &s);
-			e->step = 1;
-		} else {
-			s = (y1 - y) / (v->p[k + 1].x - x);
-			e->y0 = y;
-		}
-		e->s = s;
-		e->err = fts__env_dist(&env, x, e->y0, s);
-		x = v->p[k + 1].x;
-		y = y1;
-	}
+	for (; k + 1 < w->ns; k++, y = 0)
+		interval_out(w, v, k, y, &o[(*no)++]);
 }
 
 /* ---- the memory limit (rule 10) ------------------------------------------------------ */
