@@ -16,8 +16,17 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "faststamp.h"
+
+/* A clock's reading in ns (the loops' own timing; the stamps are faststamp's). */
+static inline int64_t fts_pkt_now(clockid_t id)
+{
+	struct timespec ts;
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 /* ---- addresses (addr.c) ---------------------------------------------------------- */
 

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "pkt.h"
-#include "tool.h"
 
 #define FTS_PKT_CTL 256          /* room for pktinfo, drop count and two timestamps */
 #define FTS_PKT_RUN 1024         /* slots converted per fts_convert_array call */
@@ -144,14 +143,14 @@ static int drain_run(struct drain *d, uint32_t tail, uint32_t n)
 	char comment[96], s[64], t[64], a[32], b[32];
 
 	if (o->stamp == FTS_PKT_STAMP_FAST) {
-		int64_t t0 = fts_tool_now(CLOCK_MONOTONIC);
+		int64_t t0 = fts_pkt_now(CLOCK_MONOTONIC);
 		for (uint32_t i = 0; i < n; i++)
 			stamps[i] = r->slots[(tail + i) & r->mask].stamp;
 		if (fts_convert_array(stamps, n, ns, NULL)) {
 			snprintf(d->err, sizeof(d->err), "cannot convert stamps: %s", strerror(errno));
 			return -1;
 		}
-		d->convert_ns += fts_tool_now(CLOCK_MONOTONIC) - t0;
+		d->convert_ns += fts_pkt_now(CLOCK_MONOTONIC) - t0;
 	} else {
 		for (uint32_t i = 0; i < n; i++)
 			ns[i] = o->stamp == FTS_PKT_STAMP_NONE ? 0 : r->slots[(tail + i) & r->mask].ns;
@@ -387,7 +386,7 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 	if (o->stamp == FTS_PKT_STAMP_FAST)
 		fts_clock_start();
 
-	st->start_ns = fts_tool_now(CLOCK_MONOTONIC);
+	st->start_ns = fts_pkt_now(CLOCK_MONOTONIC);
 	if (o->duration > 0)
 		t_end = st->start_ns + (int64_t)(o->duration * 1e9);
 	next_stats = st->start_ns + 1000000000;
@@ -404,7 +403,7 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 		if (o->count && st->packets >= o->count)
 			break;
 		if (t_end || o->stats_every) {
-			int64_t now = fts_tool_now(CLOCK_MONOTONIC);
+			int64_t now = fts_pkt_now(CLOCK_MONOTONIC);
 			if (t_end && now >= t_end)
 				break;
 			if (o->stats_every && now >= next_stats) {
@@ -474,7 +473,7 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 				fts_store_relaxed(&ring.slots[(head + i) & ring.mask].stamp);
 		} else if (o->stamp == FTS_PKT_STAMP_CLOCK) {
 			for (int i = 0; i < n; i++)
-				ring.slots[(head + i) & ring.mask].ns = fts_tool_now(CLOCK_REALTIME);
+				ring.slots[(head + i) & ring.mask].ns = fts_pkt_now(CLOCK_REALTIME);
 		}
 		for (int i = 0; i < n; i++) {
 			struct fts_pkt_slot *sl = slots ? &slots[i] : &ring.slots[(head + i) & ring.mask];
@@ -490,7 +489,7 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 		}
 		/* One clock read per batch, for packets/s; none per datagram. */
 		if (n > 0) {
-			st->last_ns = fts_tool_now(CLOCK_MONOTONIC);
+			st->last_ns = fts_pkt_now(CLOCK_MONOTONIC);
 			if (!st->first_ns) {
 				st->first_ns = st->last_ns;
 				st->first_batch = (uint64_t)n;
@@ -506,7 +505,7 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 	}
 	rc = 0;
 stop:
-	st->end_ns = fts_tool_now(CLOCK_MONOTONIC);
+	st->end_ns = fts_pkt_now(CLOCK_MONOTONIC);
 	st->cpu_ns = thread_cpu_ns() - cpu0;
 	if (have_thread) {
 		__atomic_store_n(&d.done, 1, __ATOMIC_RELEASE);

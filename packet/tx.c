@@ -10,7 +10,6 @@
 #include <unistd.h>
 
 #include "pkt.h"
-#include "tool.h"
 
 static void put_le64(uint8_t *p, uint64_t v)
 {
@@ -44,10 +43,10 @@ int fts_pkt_tx_run(const struct fts_pkt_tx_opts *o, struct fts_pkt_tx_stats *st,
 			 fts_pkt_format_addr(o->to, a, sizeof(a)), strerror(errno));
 		goto out;
 	}
-	st->start_ns = fts_tool_now(CLOCK_MONOTONIC);
+	st->start_ns = fts_pkt_now(CLOCK_MONOTONIC);
 	while (st->sent < o->count && !*o->stop) {
 		uint64_t n = o->count - st->sent;
-		int64_t now = fts_tool_now(CLOCK_MONOTONIC);
+		int64_t now = fts_pkt_now(CLOCK_MONOTONIC);
 		if (n > batch)
 			n = batch;
 		if (o->rate > 0) {
@@ -73,7 +72,7 @@ int fts_pkt_tx_run(const struct fts_pkt_tx_opts *o, struct fts_pkt_tx_stats *st,
 			uint64_t seq = st->sent + i;
 			uint8_t hdr[FTS_PKT_TX_HDR];
 			put_le64(hdr, seq);
-			put_le64(hdr + 8, (uint64_t)fts_tool_now(CLOCK_REALTIME));
+			put_le64(hdr + 8, (uint64_t)fts_pkt_now(CLOCK_REALTIME));
 			memcpy(p, hdr, size < FTS_PKT_TX_HDR ? size : FTS_PKT_TX_HDR);
 			for (uint32_t j = FTS_PKT_TX_HDR; j < size; j++)
 				p[j] = (uint8_t)(seq + j);
@@ -99,7 +98,7 @@ int fts_pkt_tx_run(const struct fts_pkt_tx_opts *o, struct fts_pkt_tx_stats *st,
 		}
 		/* Times for packets/s: a clock read per call, none per datagram. */
 		if (k > 0) {
-			st->last_ns = fts_tool_now(CLOCK_MONOTONIC);
+			st->last_ns = fts_pkt_now(CLOCK_MONOTONIC);
 			if (!st->first_ns) {
 				st->first_ns = st->last_ns;
 				st->first_batch = (uint64_t)k;
@@ -110,7 +109,7 @@ int fts_pkt_tx_run(const struct fts_pkt_tx_opts *o, struct fts_pkt_tx_stats *st,
 	}
 	rc = 0;
 done:
-	st->end_ns = fts_tool_now(CLOCK_MONOTONIC);
+	st->end_ns = fts_pkt_now(CLOCK_MONOTONIC);
 out:
 	if (fd >= 0)
 		close(fd);

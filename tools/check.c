@@ -194,25 +194,37 @@ int fts_tool_check(int argc, char **argv)
 	size_t tv_in = 0;
 	double st, rl, cg, td;
 	int64_t first;
-	int ok = 1;
+	int ok = 1, quick = 0;
 
+	static const char *const names[] = { "--count", "--late", "--quick" };
+	struct fts_tool_opts opts = { "check", usage, names, 3, 2, 0 };
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage, stdout);
+		const char *v;
+		switch (fts_tool_opt(&opts, argc, argv, &i, &v)) {
+		case 0:
+			if (fts_tool_parse_u64(v, 100, 100000000, &count) < 0)
+				return fts_tool_usage_error("check", usage, "bad --count '%s' (100..1e8)", v);
+			break;
+		case 1:
+			if (fts_tool_parse_u64(v, 0, 3600, &late) < 0)
+				return fts_tool_usage_error("check", usage, "bad --late '%s' (0..3600)", v);
+			break;
+		case 2:
+			quick = 1;
+			break;
+		case FTS_OPT_ARG:
+			return fts_tool_usage_error("check", usage, "unexpected argument '%s'", v);
+		case FTS_OPT_HELP:
 			return 0;
-		} else if (!strcmp(argv[i], "--quick")) {
-			count = 20000;
-			late = 1;
-		} else if (!strcmp(argv[i], "--count") && i + 1 < argc) {
-			if (fts_tool_parse_u64(argv[++i], 100, 100000000, &count) < 0)
-				return fts_tool_usage_error("check", usage, "bad --count '%s' (100..1e8)", argv[i]);
-		} else if (!strcmp(argv[i], "--late") && i + 1 < argc) {
-			if (fts_tool_parse_u64(argv[++i], 0, 3600, &late) < 0)
-				return fts_tool_usage_error("check", usage, "bad --late '%s' (0..3600)", argv[i]);
-		} else {
-			return fts_tool_usage_error("check", usage, "unknown or incomplete option '%s'", argv[i]);
+		default:
+			return 2;
 		}
 	}
+	/* --quick: fewer stamps and a shorter wait, unless given. */
+	if (quick && !(opts.seen & 1u))
+		count = 20000;
+	if (quick && !(opts.seen & 2u))
+		late = 1;
 	b = calloc(count, sizeof(*b));
 	if (!b) {
 		perror("faststamp check");

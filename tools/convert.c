@@ -92,40 +92,45 @@ int fts_tool_convert(int argc, char **argv)
 {
 	const char *hist = NULL, *in = NULL;
 	enum format f = F_NS;
-	int binary = 0, bound = 0, fd, bad = 0, format_given = 0;
+	int binary = 0, bound = 0, fd, bad = 0;
 	struct fts_calib *h;
 	FILE *src = stdin;
 	uint64_t n = 0;
 
+	static const char *const names[] = { "--history", "--in", "--format", "--binary", "--bound" };
+	struct fts_tool_opts opts = { "convert", usage, names, 5, 3, 0 };
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if (!strcmp(a, "--binary")) {
-			binary = 1;
-		} else if (!strcmp(a, "--bound")) {
-			bound = 1;
-		} else if (!strcmp(a, "--history") || !strcmp(a, "--in") || !strcmp(a, "--format")) {
-			const char **slot = a[2] == 'h' ? &hist : a[2] == 'i' ? &in : NULL;
-			if (i + 1 >= argc)
-				return fts_tool_usage_error("convert", usage, "%s needs a value", a);
-			if (slot ? *slot != NULL : format_given++)
-				return fts_tool_usage_error("convert", usage, "%s is given more than once", a);
-			if (slot) {
-				*slot = argv[++i];
-			} else if (!strcmp(argv[++i], "ns")) {
+		const char *v;
+		switch (fts_tool_opt(&opts, argc, argv, &i, &v)) {
+		case 0:
+			hist = v;
+			break;
+		case 1:
+			in = v;
+			break;
+		case 2:
+			if (!strcmp(v, "ns"))
 				f = F_NS;
-			} else if (!strcmp(argv[i], "timespec")) {
+			else if (!strcmp(v, "timespec"))
 				f = F_TIMESPEC;
-			} else if (!strcmp(argv[i], "iso")) {
+			else if (!strcmp(v, "iso"))
 				f = F_ISO;
-			} else {
+			else
 				return fts_tool_usage_error("convert", usage,
-							    "unknown --format '%s' (ns, timespec or iso)", argv[i]);
-			}
-		} else {
-			return fts_tool_usage_error("convert", usage, "unknown option '%s'", a);
+							    "unknown --format '%s' (ns, timespec or iso)", v);
+			break;
+		case 3:
+			binary = 1;
+			break;
+		case 4:
+			bound = 1;
+			break;
+		case FTS_OPT_ARG:
+			return fts_tool_usage_error("convert", usage, "unexpected argument '%s'", v);
+		case FTS_OPT_HELP:
+			return 0;
+		default:
+			return 2;
 		}
 	}
 	if (!hist)

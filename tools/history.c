@@ -41,16 +41,15 @@ int fts_tool_history(int argc, char **argv)
 	uint8_t here[16];
 	int fd, err;
 
+	struct fts_tool_opts opts = { "history", usage, NULL, 0, 0, 0 };
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return fts_tool_usage_error("history", usage, "unknown option '%s'", argv[i]);
-		} else if (path) {
-			return fts_tool_usage_error("history", usage, "one FILE only ('%s')", argv[i]);
-		}
-		path = argv[i];
+		const char *v;
+		int k = fts_tool_opt(&opts, argc, argv, &i, &v);
+		if (k != FTS_OPT_ARG)
+			return FTS_OPT_EXIT(k);
+		if (path)
+			return fts_tool_usage_error("history", usage, "one FILE only ('%s')", v);
+		path = v;
 	}
 	if (!path)
 		return fts_tool_usage_error("history", usage, "%s", "FILE is required");

@@ -16,15 +16,16 @@ int fts_tool_info(int argc, char **argv)
 	struct fts_info in = { .size = sizeof(in) };
 	int calibrate = 0;
 
+	static const char *const names[] = { "--calibrate" };
+	struct fts_tool_opts opts = { "info", usage, names, 1, 0, 0 };
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--calibrate")) {
-			calibrate = 1;
-		} else {
-			return fts_tool_usage_error("info", usage, "unknown option '%s'", argv[i]);
-		}
+		const char *v;
+		int k = fts_tool_opt(&opts, argc, argv, &i, &v);
+		if (k == FTS_OPT_ARG)
+			return fts_tool_usage_error("info", usage, "unexpected argument '%s'", v);
+		if (k < 0)
+			return FTS_OPT_EXIT(k);
+		calibrate = 1;
 	}
 	if (calibrate && fts_clock_start() < 0)
 		perror("faststamp info: calibration");

@@ -214,29 +214,17 @@ int fts_tool_rx(int argc, char **argv)
 	double duration = 0;
 	const char *path = NULL;
 	int force = 0, both = 0, stats = 0, compare = 0;
-	unsigned seen = 0;
 	enum fts_pkt_stamp stamp = FTS_PKT_STAMP_FAST;
 	char err[512], msg[768];
 
+	struct fts_tool_opts opts = { "rx", usage, opt_names, O_N, O_VALUED, 0 };
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = NULL;
-		int k = 0;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		}
-		while (k < O_N && strcmp(a, opt_names[k]))
-			k++;
-		if (k == O_N)
-			return fts_tool_usage_error("rx", usage, "unknown option '%s'", a);
-		if (k < O_VALUED) {
-			if (i + 1 >= argc)
-				return fts_tool_usage_error("rx", usage, "%s needs a value", a);
-			if (seen & BIT(k))
-				return fts_tool_usage_error("rx", usage, "%s is given more than once", a);
-			v = argv[++i];
-		}
-		seen |= BIT(k);
+		const char *v;
+		int k = fts_tool_opt(&opts, argc, argv, &i, &v);
+		if (k == FTS_OPT_ARG)
+			return fts_tool_usage_error("rx", usage, "unexpected argument '%s'", v);
+		if (k < 0)
+			return FTS_OPT_EXIT(k);
 		switch (k) {
 		case O_LISTEN:
 			if (fts_pkt_parse_addr(v, &ls, &ll, err, sizeof(err))) {
@@ -305,7 +293,7 @@ int fts_tool_rx(int argc, char **argv)
 	}
 	/* An option that would be ignored is a mistake the user should hear about. */
 	for (int k = 0; k < O_N; k++) {
-		if (!(seen & BIT(k)))
+		if (!(opts.seen & BIT(k)))
 			continue;
 		if (compare && !(COMPARE_OPTS & BIT(k)))
 			return fts_tool_usage_error("rx", usage, "%s does not go with --compare", opt_names[k]);
@@ -334,7 +322,7 @@ int fts_tool_rx(int argc, char **argv)
 		return fts_tool_usage_error("rx", usage, "%s", "--both needs a .pcapng file (or no --write)");
 	if (stats && !path) {
 		/* Nothing needs times: take none. */
-		if ((seen & BIT(O_STAMP) && stamp != FTS_PKT_STAMP_NONE) || both)
+		if ((opts.seen & BIT(O_STAMP) && stamp != FTS_PKT_STAMP_NONE) || both)
 			fprintf(stderr, "faststamp rx: --stats without --write takes no stamps\n");
 		stamp = FTS_PKT_STAMP_NONE;
 		both = 0;

@@ -34,7 +34,25 @@ double fts_tool_quantile_d(double *v, size_t n, double q);
 int fts_tool_pin(int cpu);
 /* Number of CPUs this process may run on. */
 int fts_tool_cpus(void);
-/* Print "usage: ..." from text to f. For unknown options: to stderr, return 2. */
+/* Print "faststamp CMD: " fmt (with arg), then the usage, to stderr; returns 2. */
 int fts_tool_usage_error(const char *cmd, const char *usage, const char *fmt, const char *arg);
+
+/* Option scanning, one rule for every subcommand: names[0..nvalued) take a value and
+ * may be given once; the rest are flags, which may repeat; --help and -h print the
+ * usage. An unknown option, a missing value and a repeat are usage errors. */
+struct fts_tool_opts {
+	const char *cmd, *usage;
+	const char *const *names;
+	int n, nvalued;
+	unsigned seen;           /* bit k: names[k] was given */
+};
+enum { FTS_OPT_ARG = -1, FTS_OPT_HELP = -2, FTS_OPT_BAD = -3 };
+/* Reads argv[*i], moving *i past a value: the option's index in names (*val = its
+ * value, or NULL for a flag); FTS_OPT_ARG for a word that is not an option (*val = it;
+ * "-" is a word); FTS_OPT_HELP once the usage went to stdout (exit 0); FTS_OPT_BAD once
+ * the error went to stderr (exit 2). */
+int fts_tool_opt(struct fts_tool_opts *o, int argc, char **argv, int *i, const char **val);
+/* The exit status for a negative fts_tool_opt result other than FTS_OPT_ARG. */
+#define FTS_OPT_EXIT(k) ((k) == FTS_OPT_HELP ? 0 : 2)
 
 #endif

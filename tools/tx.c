@@ -20,7 +20,7 @@ static const char usage[] =
 	"first sendmmsg to the last (n/a when that took under 10 ms). Exit 0 when all were\n"
 	"sent, 1 on a fault, 2 on a usage error.\n";
 
-/* Options that take a value: each may be given once. */
+/* Options, all taking a value. */
 static const char *const valued[] = { "--to", "--count", "--rate", "--size", "--batch" };
 
 static volatile int tx_stop;
@@ -37,44 +37,41 @@ int fts_tool_tx(int argc, char **argv)
 	socklen_t to_len = 0;
 	uint64_t count = 1000, size = 64, batch = 64;
 	double rate = 0;
-	unsigned seen = 0;
 	char err[256], msg[512], r[32];
 
+	struct fts_tool_opts opts = { "tx", usage, valued, 5, 5, 0 };
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = NULL;
-		for (unsigned k = 0; k < sizeof(valued) / sizeof(valued[0]); k++) {
-			if (strcmp(a, valued[k]))
-				continue;
-			if (i + 1 >= argc)
-				return fts_tool_usage_error("tx", usage, "%s needs a value", a);
-			if (seen & 1u << k)
-				return fts_tool_usage_error("tx", usage, "%s is given more than once", a);
-			seen |= 1u << k;
-			v = argv[++i];
-		}
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if (!strcmp(a, "--to")) {
+		const char *v;
+		switch (fts_tool_opt(&opts, argc, argv, &i, &v)) {
+		case 0:
 			if (fts_pkt_parse_addr(v, &to, &to_len, err, sizeof(err)) ||
 			    fts_pkt_check_dest(&to, err, sizeof(err))) {
 				snprintf(msg, sizeof(msg), "bad address '%s': %s", v, err);
 				return fts_tool_usage_error("tx", usage, "%s", msg);
 			}
-		} else if (!strcmp(a, "--count")) {
+			break;
+		case 1:
 			if (fts_tool_parse_u64(v, 1, UINT64_MAX / 2, &count))
 				return fts_tool_usage_error("tx", usage, "bad --count '%s' (1 or more)", v);
-		} else if (!strcmp(a, "--rate")) {
+			break;
+		case 2:
 			if (fts_tool_parse_double(v, 0, 1e9, &rate))
 				return fts_tool_usage_error("tx", usage, "bad --rate '%s' (0..1e9)", v);
-		} else if (!strcmp(a, "--size")) {
+			break;
+		case 3:
 			if (fts_tool_parse_u64(v, 0, 65527, &size))
 				return fts_tool_usage_error("tx", usage, "bad --size '%s' (0..65507, IPv6 65527)", v);
-		} else if (!strcmp(a, "--batch")) {
+			break;
+		case 4:
 			if (fts_tool_parse_u64(v, 1, 1024, &batch))
 				return fts_tool_usage_error("tx", usage, "bad --batch '%s' (1..1024)", v);
-		} else {
-			return fts_tool_usage_error("tx", usage, "unknown option '%s'", a);
+			break;
+		case FTS_OPT_ARG:
+			return fts_tool_usage_error("tx", usage, "unexpected argument '%s'", v);
+		case FTS_OPT_HELP:
+			return 0;
+		default:
+			return 2;
 		}
 	}
 	if (!to_len)

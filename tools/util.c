@@ -95,3 +95,38 @@ int fts_tool_usage_error(const char *cmd, const char *usage, const char *fmt, co
 	fprintf(stderr, "\n%s", usage);
 	return 2;
 }
+
+int fts_tool_opt(struct fts_tool_opts *o, int argc, char **argv, int *i, const char **val)
+{
+	const char *a = argv[*i];
+	int k = 0;
+
+	*val = NULL;
+	if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		fputs(o->usage, stdout);
+		return FTS_OPT_HELP;
+	}
+	if (a[0] != '-' || !a[1]) {
+		*val = a;
+		return FTS_OPT_ARG;
+	}
+	while (k < o->n && strcmp(a, o->names[k]))
+		k++;
+	if (k == o->n) {
+		fts_tool_usage_error(o->cmd, o->usage, "unknown option '%s'", a);
+		return FTS_OPT_BAD;
+	}
+	if (k < o->nvalued) {
+		if (*i + 1 >= argc) {
+			fts_tool_usage_error(o->cmd, o->usage, "%s needs a value", a);
+			return FTS_OPT_BAD;
+		}
+		if (o->seen & 1u << k) {
+			fts_tool_usage_error(o->cmd, o->usage, "%s is given more than once", a);
+			return FTS_OPT_BAD;
+		}
+		*val = argv[++*i];
+	}
+	o->seen |= 1u << k;
+	return k;
+}
