@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "bracket.h"
 #include "internal.h"
 
 #define MEASURE_MS 10
@@ -12,51 +13,41 @@
  * with brackets of tens of ns is good to a few ppm, a wrong hint is off by far more. */
 #define HINT_AGREE_PPM 200
 
-static int64_t raw_ns(void)
+static uint64_t read_counter(void *read)
 {
-	int64_t ns = 0;
-	fts__now(CLOCK_MONOTONIC_RAW, &ns);
-	return ns;
+	return ((uint64_t (*)(void))read)();
 }
 
-/* One bracketed reading: the narrowest of a few tries. */
-static void bracket(uint64_t (*read)(void), uint64_t *mid, uint64_t *half, int64_t *ns)
+static int read_raw(void *ctx, int64_t *ns)
 {
-	uint64_t best = UINT64_MAX;
-	for (int i = 0; i < 5; i++) {
-		uint64_t b = read();
-		int64_t t = raw_ns();
-		uint64_t a = read();
-		if (a >= b && a - b < best) {
-			best = a - b;
-			*mid = b + (a - b) / 2;
-			*half = (a - b + 1) / 2;
-			*ns = t;
-		}
-	}
-	if (best == UINT64_MAX) {
-		*mid = read();
-		*half = 0;
-		*ns = raw_ns();
-	}
+	(void)ctx;
+	return fts__now(CLOCK_MONOTONIC_RAW, ns);
 }
 
 int fts__freq_measure(uint64_t (*read)(void), int ms, uint64_t *hz, uint64_t *err_ppb)
 {
-	uint64_t c0, c1, w0, w1;
-	int64_t t0, t1, start;
+	struct fts__cbracket r0, r1;
+	uint64_t c0, c1;
+	int64_t start;
+	int rc;
 
 	if (!read || ms <= 0 || !hz)
 		return -EINVAL;
-	bracket(read, &c0, &w0, &t0);
+	if ((rc = fts__cbracket_read(read_counter, read_raw, (void *)read, 5, &r0)) < 0)
+		return rc;
 	if (fts__now(CLOCK_MONOTONIC, &start) == 0)
 		fts__sleep_until(start + (int64_t)ms * 1000000);
-	bracket(read, &c1, &w1, &t1);
-	if (c1 <= c0 || t1 <= t0)
+	if ((rc = fts__cbracket_read(read_counter, read_raw, (void *)read, 5, &r1)) < 0)
+		return rc;
+	c0 = r0.b + (r0.a - r0.b) / 2;
+	c1 = r1.b + (r1.a - r1.b) / 2;
+	if (c1 <= c0 || r1.ns <= r0.ns)
 		return -EAGAIN;
-	*hz = (uint64_t)((unsigned __int128)(c1 - c0) * 1000000000 / (uint64_t)(t1 - t0));
+	*hz = (uint64_t)((unsigned __int128)(c1 - c0) * 1000000000 / (uint64_t)(r1.ns - r0.ns));
+	/* Each middle is within half its bracket, rounded up, of the clock read. */
 	if (err_ppb)
-		*err_ppb = (uint64_t)((unsigned __int128)(w0 + w1) * 1000000000 / (c1 - c0)) + 1;
+		*err_ppb = (uint64_t)((unsigned __int128)(r0.a - r0.b + 1 + r1.a - r1.b + 1) / 2 *
+				      1000000000 / (c1 - c0)) + 1;
 	return 0;
 }
 

@@ -49,6 +49,7 @@
 
 #include "histfile.h"
 #include "history.h"
+#include "bracket.h"
 #include "internal.h"
 
 #define FIRST_GAP_NS 2000000          /* between the first three samples */
@@ -161,24 +162,14 @@ static void fault(const char *why)
 
 static int take(struct psample *s)
 {
-	int got = 0, rc = -EAGAIN;
+	struct fts__cbracket r;
+	int rc = fts__cbracket_read(src.counter, src.realtime, src.ctx, SAMPLE_TRIES, &r);
 
-	for (int i = 0; i < SAMPLE_TRIES; i++) {
-		uint64_t b = src.counter(src.ctx), a;
-		int64_t r;
-		rc = src.realtime(src.ctx, &r);
-		a = src.counter(src.ctx);
-		if (rc < 0 || a < b)
-			continue;
-		if (!got || a - b < s->a - s->b) {
-			s->b = b;
-			s->a = a;
-			s->rt = r;
-			got = 1;
-		}
-	}
-	if (!got)
-		return rc < 0 ? rc : -EAGAIN;
+	if (rc < 0)
+		return rc;
+	s->b = r.b;
+	s->a = r.a;
+	s->rt = r.ns;
 	s->hb = src.counter(src.ctx);
 	rc = src.clocks(src.ctx, &s->clk);
 	s->ha = src.counter(src.ctx);

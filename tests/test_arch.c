@@ -18,6 +18,7 @@
 
 #include "testmain.h"
 
+#include "bracket.h"
 #include "internal.h"
 
 #if FTS_FORCE_GENERIC || !FTS__HAVE_COUNTER
@@ -36,12 +37,6 @@ static int emulated(void)
 	return e && !strcmp(e, "1");
 }
 
-static int64_t now_ns(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Reads in one thread never go backwards, ordered and relaxed mixed, and the counter
  * moves on across a sleep. */
@@ -263,16 +258,12 @@ static void bracketed_stamps(void **state)
 		assert_true(res > 0);
 	}
 	for (int i = 0; i < N; i++) {
-		fast_timestamp_t s;
-		int64_t t0 = now_ns(CLOCK_REALTIME), t1, ns, err, out = 0;
-		store_fast_timestamp(&s);
-		t1 = now_ns(CLOCK_REALTIME);
-		assert_int_equal(fts_convert(&s, &ns, &err), 0);
+		struct fts__sbracket b;
+		int64_t ns, err, out;
+		fts__sbracket_take(&b);
+		assert_int_equal(fts_convert(&b.s, &ns, &err), 0);
 		assert_true(err >= 0);
-		if (ns < t0)
-			out = t0 - ns;
-		else if (ns > t1)
-			out = ns - t1;
+		out = fts__sbracket_miss(&b, ns);
 		covered += out <= err;
 		covered_res += out <= err + res;
 		near += out <= 1000;

@@ -23,6 +23,7 @@
 
 #include "testmain.h"
 
+#include "bracket.h"
 #include "faststamp.h"
 #include "internal.h"
 
@@ -233,12 +234,10 @@ static void *nothing(void *arg)
 	return arg;
 }
 
-struct br { int64_t t0, t1; fast_timestamp_t s; };
-
 static int child_no_thread(void)
 {
 	struct rlimit one, was;
-	static struct br kept[4000];
+	static struct fts__sbracket kept[4000];
 	size_t n = 0, uncovered = 0, conversions = 0;
 	long double sum = 0;
 	pthread_t t;
@@ -268,15 +267,13 @@ static int child_no_thread(void)
 	/* Convert fresh stamps as fast as possible for 2 s, keeping one a millisecond. */
 	end = now(CLOCK_MONOTONIC) + 2000000000;
 	while (now(CLOCK_MONOTONIC) < end) {
-		struct br b;
+		struct fts__sbracket b;
 		int64_t ns, err;
-		b.t0 = now(CLOCK_REALTIME);
-		store_fast_timestamp(&b.s);
-		b.t1 = now(CLOCK_REALTIME);
+		fts__sbracket_take(&b);
 		if (fts_convert(&b.s, &ns, &err) < 0)
 			return 1;
 		conversions++;
-		uncovered += ns + err < b.t0 || ns - err > b.t1;
+		uncovered += fts__sbracket_miss(&b, ns) > err;
 		if (n < 4000 && (n == 0 || b.t0 - kept[n - 1].t0 >= 1000000))
 			kept[n++] = b;
 	}
@@ -285,7 +282,7 @@ static int child_no_thread(void)
 		int64_t ns, err;
 		if (fts_convert(&kept[i].s, &ns, &err) < 0)
 			return 1;
-		uncovered += ns + err < kept[i].t0 || ns - err > kept[i].t1;
+		uncovered += fts__sbracket_miss(&kept[i], ns) > err;
 		sum += err;
 	}
 	fts_get_info(&in);

@@ -15,42 +15,28 @@
 
 #include "testmain.h"
 
+#include "bracket.h"
 #include "faststamp.h"
 
 #define N 20000
 
-struct br { int64_t t0, t1; fast_timestamp_t s; };
-
-static int64_t rt(void)
+static void take(struct fts__sbracket *b, size_t n)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static void take(struct br *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		b[i].t0 = rt();
-		store_fast_timestamp(&b[i].s);
-		b[i].t1 = rt();
-	}
+	for (size_t i = 0; i < n; i++)
+		fts__sbracket_take(&b[i]);
 }
 
 /* The bound reaches the bracket, nearly always within 1 us. A counter stamp's bound is
  * never 0: the samples it is converted from were read inside brackets of their own,
  * and the fixed-point line rounds. */
-static void judge(const struct br *b, size_t n, const char *what)
+static void judge(const struct fts__sbracket *b, size_t n, const char *what)
 {
 	size_t covered = 0, within1us = 0, within50 = 0, zero = 0;
 	for (size_t i = 0; i < n; i++) {
-		int64_t ns, err, out = 0;
+		int64_t ns, err, out;
 		assert_int_equal(fts_convert(&b[i].s, &ns, &err), 0);
 		zero += err == 0 && !(b[i].s & FTS_STAMP_CLOCK_TAG);
-		if (ns < b[i].t0)
-			out = b[i].t0 - ns;
-		else if (ns > b[i].t1)
-			out = ns - b[i].t1;
+		out = fts__sbracket_miss(&b[i], ns);
 		covered += out <= err;
 		within1us += out <= 1000;
 		within50 += out <= 50;
@@ -64,9 +50,9 @@ static void judge(const struct br *b, size_t n, const char *what)
 
 static void at_once(void **state)
 {
-	struct br b;
+	struct fts__sbracket b;
 	(void)state;
-	struct br *all = calloc(N, sizeof(*all));
+	struct fts__sbracket *all = calloc(N, sizeof(*all));
 	assert_non_null(all);
 	for (size_t i = 0; i < N; i++) {
 		take(&b, 1);
@@ -79,7 +65,7 @@ static void at_once(void **state)
 
 static void after_seconds(void **state)
 {
-	struct br *b = calloc(N, sizeof(*b));
+	struct fts__sbracket *b = calloc(N, sizeof(*b));
 	(void)state;
 	assert_non_null(b);
 	fts_clock_start();
@@ -89,7 +75,7 @@ static void after_seconds(void **state)
 	free(b);
 }
 
-struct remote { struct br *b; int cpu; };
+struct remote { struct fts__sbracket *b; int cpu; };
 
 static void *remote_take(void *arg)
 {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "faststamp.h"
+#include "bracket.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -28,31 +29,22 @@ static const char usage[] =
 	"covering the bracket always, >= 99.9%% of timevals between two gettimeofday reads,\n"
 	"a store cheaper than clock_gettime (counter backends; 0.75x is reported).\n";
 
-struct bracket {
-	int64_t t0, t1;
-	fast_timestamp_t s;
-};
-
 struct tally {
 	const char *name;
 	size_t n, inside, within50, within1us, covered;
 	int64_t worst;
 };
 
-static void tally_add(struct tally *t, const struct bracket *b, int64_t ns, int64_t err)
+static void tally_add(struct tally *t, const struct fts__sbracket *b, int64_t ns, int64_t err)
 {
-	int64_t out = 0;
+	int64_t out = fts__sbracket_miss(b, ns);
 
-	if (ns < b->t0)
-		out = b->t0 - ns;
-	else if (ns > b->t1)
-		out = ns - b->t1;
 	t->n++;
 	t->inside += out == 0;
 	t->within50 += out <= 50;
 	t->within1us += out <= 1000;
 	/* The bound is honest when [ns - err, ns + err] meets the bracket. */
-	t->covered += ns - err <= b->t1 && ns + err >= b->t0;
+	t->covered += out <= err;
 	if (out > t->worst)
 		t->worst = out;
 }
@@ -67,16 +59,13 @@ static int tally_print(const struct tally *t)
 	return ok;
 }
 
-static void take(struct bracket *b, size_t n)
+static void take(struct fts__sbracket *b, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		b[i].t0 = fts_tool_now(CLOCK_REALTIME);
-		store_fast_timestamp(&b[i].s);
-		b[i].t1 = fts_tool_now(CLOCK_REALTIME);
-	}
+	for (size_t i = 0; i < n; i++)
+		fts__sbracket_take(&b[i]);
 }
 
-static int convert_all(struct tally *t, const struct bracket *b, size_t n)
+static int convert_all(struct tally *t, const struct fts__sbracket *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		int64_t ns, err;
@@ -90,7 +79,7 @@ static int convert_all(struct tally *t, const struct bracket *b, size_t n)
 }
 
 struct remote {
-	struct bracket *b;
+	struct fts__sbracket *b;
 	size_t n;
 	int cpu;
 };
@@ -190,7 +179,7 @@ int fts_tool_check(int argc, char **argv)
 	struct tally now = { .name = "at once" }, later = { .name = "late" },
 		     cross = { .name = "cross-CPU" };
 	struct fts_info in = { .size = sizeof(in) };
-	struct bracket *b;
+	struct fts__sbracket *b;
 	size_t tv_in = 0;
 	double st, rl, cg, td;
 	int64_t first;
