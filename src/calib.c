@@ -38,14 +38,6 @@
 #define MAX_ADDED (3 + FINAL_AFTER)
 #define MAX_OUT MAX_ADDED
 
-#ifdef NDEBUG
-#  define FTS__ASSERT(x) ((void)0)
-#else
-#  include <stdio.h>
-#  define FTS__ASSERT(x) \
-	((x) ? (void)0 : (fprintf(stderr, "faststamp: invariant %s failed at %s:%d\n", #x, __FILE__, __LINE__), abort()))
-#endif
-
 struct raw {
 	uint64_t x, h;      /* bracket midpoint and half-width */
 	int64_t r;          /* reading */
@@ -505,6 +497,39 @@ static void merged(uint64_t ka, const struct fts__rec *a, uint64_t kb, const str
 	o->err = fmax(o->err, (double)a->err);
 }
 
+#if FTS__CHECKING
+/* The published list, whole: keys rising, every chunk counted, each chunk's
+ * first key the directory's, all before the newest sample. Checked after each
+ * compaction. */
+static int list_ok(const struct fts_calib *c)
+{
+	uint64_t prev = 0;
+	size_t seen = 0;
+
+	for (uint32_t k = 0; k < c->nchunks; k++) {
+		const struct fts__chunk *ch = fts__chunk_at(c, c->dir[k].chunk);
+		if (!c->dir[k].count || c->dir[k].count > FTS__CHUNK_RECS ||
+		    c->dir[k].first != ch->key[0])
+			return 0;
+		for (uint32_t i = 0; i < c->dir[k].count; i++, seen++) {
+			if (seen && ch->key[i] <= prev)
+				return 0;
+			prev = ch->key[i];
+		}
+	}
+	return seen == c->w->ntotal && prev < c->newest;
+}
+
+static uint64_t key_at(const struct fts_calib *c, size_t pos)
+{
+	uint64_t key;
+	struct fts__rec r;
+
+	get(c, pos, &key, &r);
+	return key;
+}
+#endif
+
 struct cand {
 	double cost;
 	size_t pos;
@@ -614,6 +639,7 @@ static int compact(struct fts_calib *c, size_t target)
 	w->nclaimed = used;
 	w->nfinal = n;
 	FTS__ST(w->ntotal, n + tail);
+	FTS__ASSERT(list_ok(c));
 	rc = 0;
 out:
 	free(key);
@@ -690,7 +716,8 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 	/* Publish: copies of what was worked out above. */
 	fts__calib_write_begin(c);
 	for (unsigned i = 0; i < no; i++) {
-		FTS__ASSERT(w->nfinal + i == 0 || i == 0 || o[i].key > o[i - 1].key);
+		FTS__ASSERT(i == 0 || o[i].key > o[i - 1].key);
+		FTS__ASSERT(i > 0 || w->nfinal == 0 || o[0].key > key_at(c, w->nfinal - 1));
 		put(c, w->nfinal + i, o[i].key, &rec[i]);
 	}
 	used = (uint32_t)((total + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS);
@@ -771,30 +798,22 @@ struct fts_calib *fts_calib_new_opts(const struct fts_calib_opts *opts)
 	size_t bytes, recs, chunks, map;
 	void *m;
 
-	if (opts_read(opts, &o) < 0 || (o.max_samples && o.max_samples < MIN_MAX_SAMPLES)) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (opts_read(opts, &o) < 0 || (o.max_samples && o.max_samples < MIN_MAX_SAMPLES))
+		return fts__fail_null(EINVAL);
 	bytes = o.max_bytes ? o.max_bytes : DEFAULT_MAX_BYTES;
 	recs = bytes / (sizeof(struct fts__rec) + sizeof(uint64_t));
 	if (o.max_samples && o.max_samples - 1 < recs)
 		recs = o.max_samples - 1;
-	if (recs < MAX_ADDED + 1) {   /* a max_bytes too small for the provisional end */
-		errno = EINVAL;
-		return NULL;
-	}
+	if (recs < MAX_ADDED + 1)     /* a max_bytes too small for the provisional end */
+		return fts__fail_null(EINVAL);
 	/* Chunks for the list, twice (a merge builds the new list beside the old). The
 	 * memory is reserved, not used: pages come as chunks fill. */
 	chunks = 2 * ((recs + MAX_OUT) / FTS__CHUNK_RECS + 2);
-	if (chunks > UINT32_MAX / 2) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (chunks > UINT32_MAX / 2)
+		return fts__fail_null(EINVAL);
 	map = chunks * (sizeof(struct fts__chunk) + sizeof(struct fts__dirent));
-	if (posix_memalign((void **)&c, 64, sizeof(*c))) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (posix_memalign((void **)&c, 64, sizeof(*c)))
+		return fts__fail_null(ENOMEM);
 	memset(c, 0, sizeof(*c));
 	w = calloc(1, sizeof(*w));
 	m = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -807,8 +826,7 @@ struct fts_calib *fts_calib_new_opts(const struct fts_calib_opts *opts)
 			free(w->spare);
 		free(w);
 		free(c);
-		errno = ENOMEM;
-		return NULL;
+		return fts__fail_null(ENOMEM);
 	}
 	c->pool = m;
 	c->dir = (struct fts__dirent *)(void *)((char *)m + chunks * sizeof(struct fts__chunk));

@@ -173,10 +173,8 @@ int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
 	int64_t v, e, slack;
 	int where, rc;
 
-	if (!stamp || !ns) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!stamp || !ns)
+		return fts__fail(EINVAL);
 	x = *stamp;
 	if (x & FTS_STAMP_CLOCK_TAG) {
 		*ns = clock_stamp_ns(x);
@@ -185,10 +183,8 @@ int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
 		return 0;
 	}
 	/* One stamp: the array path without its loop. */
-	if ((rc = prepare(x)) < 0) {
-		errno = -rc;
-		return -1;
-	}
+	if ((rc = prepare(x)) < 0)
+		return fts__fail(-rc);
 	where = check_tail(x, &seg, &slack);
 	if (where == -ENODATA)
 		rc = -EAGAIN;
@@ -196,10 +192,8 @@ int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
 		rc = fts__line_convert(&seg, where, x, &v, err_ns ? &e : NULL);
 	if (rc == 0 && where > 0 && err_ns)
 		rc = widen(&e, slack);
-	if (rc < 0) {
-		errno = -rc;
-		return -1;
-	}
+	if (rc < 0)
+		return fts__fail(-rc);
 	*ns = v;
 	if (err_ns)
 		*err_ns = e;
@@ -212,14 +206,10 @@ int fts_convert_array(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int
 
 	if (n == 0)
 		return 0;
-	if (!stamps || !ns) {
-		errno = EINVAL;
-		return -1;
-	}
-	if ((rc = convert_checked(stamps, n, ns, err_ns)) < 0) {
-		errno = -rc;
-		return -1;
-	}
+	if (!stamps || !ns)
+		return fts__fail(EINVAL);
+	if ((rc = convert_checked(stamps, n, ns, err_ns)) < 0)
+		return fts__fail(-rc);
 	return 0;
 }
 
@@ -227,10 +217,8 @@ int fast_timestamp_to_timespec(const fast_timestamp_t *stamp, struct timespec *t
 {
 	int64_t ns, sec;
 
-	if (!ts) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!ts)
+		return fts__fail(EINVAL);
 	if (fts_convert(stamp, &ns, NULL) < 0)
 		return -1;
 	sec = ns / 1000000000;
@@ -248,10 +236,8 @@ int fast_timestamp_to_timeval(const fast_timestamp_t *stamp, struct timeval *tv)
 {
 	struct timespec ts;
 
-	if (!tv) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!tv)
+		return fts__fail(EINVAL);
 	if (fast_timestamp_to_timespec(stamp, &ts) < 0)
 		return -1;
 	tv->tv_sec = ts.tv_sec;
@@ -265,10 +251,8 @@ int fts_diff_ns(const fast_timestamp_t *earlier, const fast_timestamp_t *later, 
 	uint64_t a, b, d;
 	__int128 v;
 
-	if (!earlier || !later || !ns) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!earlier || !later || !ns)
+		return fts__fail(EINVAL);
 	a = *earlier;
 	b = *later;
 	if ((a | b) & FTS_STAMP_CLOCK_TAG || !FTS__HAVE_COUNTER) {
@@ -280,10 +264,8 @@ int fts_diff_ns(const fast_timestamp_t *earlier, const fast_timestamp_t *later, 
 	} else {
 		if (!__atomic_load_n(&mult, __ATOMIC_RELAXED)) {
 			uint64_t hz = fts__freq(NULL, 0);
-			if (!hz) {
-				errno = EAGAIN;
-				return -1;
-			}
+			if (!hz)
+				return fts__fail(EAGAIN);
 			__atomic_store_n(&mult, (int64_t)(((unsigned __int128)1000000000 << 62) / hz),
 					 __ATOMIC_RELAXED);
 		}
@@ -292,10 +274,8 @@ int fts_diff_ns(const fast_timestamp_t *earlier, const fast_timestamp_t *later, 
 		if (b < a)
 			v = -v;
 	}
-	if (v > INT64_MAX || v < INT64_MIN) {
-		errno = ERANGE;
-		return -1;
-	}
+	if (v > INT64_MAX || v < INT64_MIN)
+		return fts__fail(ERANGE);
 	*ns = (int64_t)v;
 	return 0;
 }

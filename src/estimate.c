@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #include "estimate.h"
+#include "invariant.h"
 
 /* fmax and fmin without their NaN rules, inline: nothing here is NaN. */
 static inline double max2(double a, double b) { return a > b ? a : b; }
@@ -127,6 +128,7 @@ struct fts__band fts__band_of(const struct fts__ival *self, const struct fts__iv
 	b.hi += fabs(mid) * tol;
 	if (b.lo < 0)
 		b.lo = 0;
+	FTS__ASSERT(!(b.lo > b.hi));
 	return b;
 }
 
@@ -182,8 +184,10 @@ struct fts__env fts__envelope(const struct fts__pt *a, const struct fts__pt *b,
 		e.lo[i] = may_step ? min2(fl, bl) : max2(fl, bl);
 		/* No room between the cones: no path without a step joins the samples, so
 		 * there was one after all. */
-		if (e.lo[i] > e.hi[i])
+		if (e.lo[i] > e.hi[i]) {
+			FTS__ASSERT(!may_step);   /* the hull of two cones is never empty */
 			return fts__envelope(a, b, bd, 1);
+		}
 	}
 	return e;
 }

@@ -473,11 +473,8 @@ struct fts_calib *fts_calib_load(int fd)
 	struct fts_calib *c;
 	int err;
 
-	if (fd < 0) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (!(c = fts__load(fd, NULL, &err)))
-		errno = err;
-	return c;
+	if (fd < 0)
+		return fts__fail_null(EINVAL);
+	c = fts__load(fd, NULL, &err);
+	return c ? c : fts__fail_null(err);
 }

@@ -40,10 +40,8 @@ int fts_get_info(struct fts_info *info)
 	uint64_t a, b;
 	size_t n;
 
-	if (!info || info->size < FTS_INFO_MIN_SIZE) {
-		errno = EINVAL;
-		return -1;
-	}
+	if (!info || info->size < FTS_INFO_MIN_SIZE)
+		return fts__fail(EINVAL);
 	ch = fts__backend_choice();
 	memset(&v, 0, sizeof(v));
 	snprintf(v.backend, sizeof(v.backend), "%s",

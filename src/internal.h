@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "faststamp.h"
+#include "invariant.h"
 
 #define FTS__LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define FTS__ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
@@ -18,11 +19,17 @@
 #endif
 
 /* ---- errors ---------------------------------------------------------------------- */
-/* The one way a public function fails: errno = err, return -1. */
+/* The one way a public function fails: errno = err, return -1 (or NULL). */
 static inline int fts__fail(int err)
 {
 	errno = err;
 	return -1;
+}
+
+static inline void *fts__fail_null(int err)
+{
+	errno = err;
+	return NULL;
 }
 
 /* ---- calib.c ---------------------------------------------------------------------- */

@@ -654,10 +654,8 @@ int fts_clock_start(void)
 	rc = start_locked();
 	pthread_mutex_unlock(&lock);
 	note_use();
-	if (rc < 0) {
-		errno = -rc;
-		return -1;
-	}
+	if (rc < 0)
+		return fts__fail(-rc);
 	return 0;
 }
 
