@@ -249,13 +249,14 @@ FTS__API int fts_get_info(struct fts_info *info);
  *   2  an interval's rate is measured between the middles, its noise from both
  *      brackets and the 1 ns readings;
  *   3  an interval holds a step when its rate lies outside the rates of the
- *      intervals next to it by more than 2000 ppm (beyond NTP's frequency and adjtime
- *      slews together) plus the noise; a rate change, however large, leaves the
- *      interval holding it between its neighbours, so it is never a step;
+ *      intervals on both sides of it by more than 2000 ppm (beyond NTP's frequency
+ *      and adjtime slews together) plus the noise; a rate change, however large,
+ *      leaves the interval holding it between its neighbours, so it is never a step;
+ *      an interval the process clock saw a step in is one without a verdict;
  *   4  the band: the rates measured beside the interval, on each side over the
  *      nearest interval without a step (one step may lie between), extended over up
- *      to two more until it spans half the interval; with nothing beside it, its own
- *      rate widened by 2000 ppm;
+ *      to two more until it spans half the interval, and its own rate unless it
+ *      steps; with nothing beside it, its own rate widened by 2000 ppm;
  *   5  the envelope: the cones of the band's rates forward from the earlier sample
  *      and back from the later one; their hull (one step of any size), or where P3
  *      applies, their intersection;

@@ -197,6 +197,14 @@ static void to_rec(const struct out *o, struct fts__rec *r)
 		r->flags |= FTS__SEG_FAST;
 }
 
+void fts__publish_line(uint64_t key, uint64_t end, int64_t oy, double y0, double s, double err,
+		       int step, struct fts__rec *r)
+{
+	struct out o = { .key = key, .end = end, .oy = oy, .y0 = y0, .s = s, .err = err,
+			 .step = step };
+	to_rec(&o, r);
+}
+
 /* Chunk index for the k-th chunk of the directory to be, taken from the spares or the
  * pool. UINT32_MAX when the pool is spent. */
 static uint32_t chunk_get(struct fts_calib *c)

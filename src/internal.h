@@ -33,6 +33,12 @@ static inline void *fts__fail_null(int err)
 }
 
 /* ---- calib.c ---------------------------------------------------------------------- */
+/* A segment's line, worked out in doubles (y0 ns from oy at key, slope s ns per tick,
+ * bound err over [key, end]), as it is published: fixed point, the bound widened by
+ * what the fixed point and the doubles' rounding may add (rule 8). */
+struct fts__rec;
+void fts__publish_line(uint64_t key, uint64_t end, int64_t oy, double y0, double s, double err,
+		       int step, struct fts__rec *r);
 /* fts_calib_add, and step: the source saw a step since the previous sample. */
 int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, uint64_t after,
 			  int step);

@@ -11,6 +11,8 @@
 
 #include "testmain.h"
 #include "estimate.h"
+#include "history.h"
+#include "internal.h"
 #include "faststamp.h"
 #include "sim.h"
 
@@ -251,8 +253,50 @@ static void rule8_bound(void **state)
 {
 	struct fts__env e = { { 0, 30, 60, 100 }, { -5, 20, 50, 95 }, { 5, 40, 70, 120 } };
 	(void)state;
-	/* the line y = x: 5 at 0, 10 at 30 and 60, 20 at 100 */
+	/* the line y = x: 5 at 0, 10 at 30 and 60, 20 at 100 (above it) */
 	assert_true(fabs(fts__env_dist(&e, 0, 0, 1) - 20) < 1e-12);
+	/* the line y = x + 30, above the envelope: 35, 40, 40, 35 from its floor */
+	assert_true(fabs(fts__env_dist(&e, 0, 30, 1) - 40) < 1e-12);
+}
+
+/* Rule 8's rounding: the line published in fixed point (an integer ns at its key, a
+ * multiplier and a shift, the result rounded to a ns) stays within what its bound adds
+ * to the bound worked out in doubles, over the whole segment, for lines of every slope,
+ * any fraction of a ns at the key and bounds of any fraction of a ns. */
+static void rule8_fixed_point(void **state)
+{
+	struct sim r;
+	double worst = 0;
+	(void)state;
+	sim_init(&r, 0, 0, 1, 11);
+	for (int i = 0; i < 20000; i++) {
+		uint64_t span = 1 + sim_uniform(&r, UINT64_C(1) << (1 + i % 40));
+		double s = ldexp((double)sim_uniform(&r, 1u << 30) + 1, -30 + (int)(i % 7) - 3);
+		double y0 = (double)sim_uniform(&r, 1000000) + (i % 3 ? (double)sim_uniform(&r, 1024) / 1024 : 0.5);
+		double err0 = (double)sim_uniform(&r, 100000) / 1000;
+		uint64_t key = sim_uniform(&r, UINT64_C(1) << 50);
+		struct fts__rec rec;
+		struct fts__line l;
+
+		fts__publish_line(key, key + span, 0, y0, s, err0, 0, &rec);
+		l = (struct fts__line){ .c0 = key, .c1 = key + span };
+		fts__rec_load(&rec, &l);
+		for (int k = 0; k < 3; k++) {
+			uint64_t x = key + (k == 0 ? 0 : k == 1 ? span : sim_uniform(&r, span));
+			int64_t ns = 0, err = 0;
+			double want = y0 + s * (double)(x - key), miss;
+			assert_int_equal(fts__line_convert(&l, 0, x, &ns, &err), 0);
+			miss = fabs((double)ns - want);
+			if (miss > (double)err - err0) {
+				print_message("slope %.9g, span %llu, y0 %.4f: %.3f ns off the line, "
+					      "bound %lld for %.3f\n", s, (unsigned long long)span, y0,
+					      miss, (long long)err, err0);
+				fail();
+			}
+			worst = fmax(worst, miss);
+		}
+	}
+	print_message("20000 lines: the fixed point at most %.3f ns off the doubles' line\n", worst);
 }
 
 /* Rule 9: outside the samples the bound grows with the distance, at half the band. */
@@ -275,52 +319,56 @@ static void rule9_ends(void **state)
 	fts_calib_free(c);
 }
 
-/* Rule 10: at the memory limit the merges that widen the bound least go first: a
- * history of a long steady stretch and a short one of wobbling rate gives up the
- * steady stretch's detail first, and every bound still covers. */
+/* Rule 10: at the memory limit the merges that widen the bound least go first, over
+ * the whole history. A stretch of wobbling rate (a segment per interval, each with its
+ * own bound) comes first, then a long steady stretch (segments of 64 intervals, whose
+ * neighbours merge almost for free). When the limit is reached, the steady segments
+ * merge and the wobbling stretch, older as it is, keeps every segment: its bounds are
+ * those of an unlimited history, exactly. Every bound still covers. */
 static void rule10_merges_by_cost(void **state)
 {
 	struct fts_calib_opts o = { .size = sizeof(o), .max_samples = 64 };
 	struct fts_calib *c = fts_calib_new_opts(&o), *full = fts_calib_new();
 	struct sim s;
-	uint64_t t = 1000;
+	uint64_t t = 1000, wob_end = 0;
 	int64_t ns, err, fns, ferr;
-	size_t covered = 0, probes = 0;
-	double wob_lim = 0, wob_full = 0, st_lim = 0, st_full = 0;
+	size_t covered = 0, probes = 0, wob_same = 0, wob_probes = 0;
 	(void)state;
 
 	sim_init(&s, t, 1e18L, RATE, 4);
-	for (int i = 0; i < 600; i++) {
+	for (int i = 0; i < 4000; i++) {
 		uint64_t b, a;
 		int64_t r;
-		if (i >= 500)   /* wobble: a new rate every other sample */
+		if (i < 30)     /* wobble: a new rate at every sample */
 			sim_change(&s, t, RATE * (1 + ((i % 4) - 1.5) * 3 * PPM), 0);
+		else if (i == 30)
+			sim_change(&s, t, RATE, 0);
+		if (i == 30)
+			wob_end = t;
 		sim_sample(&s, t, 20, &b, &r, &a);
 		assert_int_equal(fts_calib_add(c, b, r, a), 0);
 		assert_int_equal(fts_calib_add(full, b, r, a), 0);
 		t += 26000000;
 	}
+	print_message("4000 samples: %zu knots kept under a limit of 64, %zu unlimited\n",
+		      fts_calib_count(c), fts_calib_count(full));
 	assert_true(fts_calib_count(c) <= 64);
+	assert_true(fts_calib_count(full) > 64);   /* the limit was reached */
 	for (uint64_t x = 1000; x < t - 26000000; x += 1300001) {
 		int64_t truth = sim_truth(&s, x);
 		assert_int_equal(fts_calib_convert(c, x, &ns, &err), 0);
 		assert_int_equal(fts_calib_convert(full, x, &fns, &ferr), 0);
 		covered += llabs(ns - truth) <= err;
 		probes++;
-		if (x > 1000 + 510 * 26000000ull && x < 1000 + 590 * 26000000ull) {
-			wob_lim += (double)err;
-			wob_full += (double)ferr;
-		} else if (x > 1000 + 50 * 26000000ull && x < 1000 + 450 * 26000000ull) {
-			st_lim += (double)err;
-			st_full += (double)ferr;
+		if (x < wob_end - 26000000) {
+			wob_probes++;
+			wob_same += ns == fns && err == ferr;
 		}
 	}
-	print_message("64 knots for 600 samples: %zu of %zu covered; sums of bounds, steady "
-		      "stretch %.0f ns (%.0f unmerged), wobbling stretch %.0f ns (%.0f unmerged)\n",
-		      covered, probes, st_lim, st_full, wob_lim, wob_full);
+	print_message("%zu of %zu covered; %zu of %zu stamps of the wobbling stretch convert "
+		      "as without a limit\n", covered, probes, wob_same, wob_probes);
 	assert_int_equal(covered, probes);
-	/* merging cost the wobbling stretch, where it widens bounds most, less */
-	assert_true(wob_lim / wob_full < st_lim / st_full);
+	assert_int_equal(wob_same, wob_probes);
 	fts_calib_free(c);
 	fts_calib_free(full);
 }
@@ -336,6 +384,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(rule6_fit),
 		cmocka_unit_test(rule7_step_line),
 		cmocka_unit_test(rule8_bound),
+		cmocka_unit_test(rule8_fixed_point),
 		cmocka_unit_test(rule9_ends),
 		cmocka_unit_test(rule10_merges_by_cost),
 	};
