@@ -28,6 +28,8 @@ if(MODE STREQUAL "usage")
     message(FATAL_ERROR "--help does not describe --json:\n${out}")
   endif()
   expect_exit(0 --run-op store 1000)
+  # The history's operations build their simulated history first (an hour with --quick).
+  expect_exit(0 --quick --run-op calib_convert_day 1000)
 
 elseif(MODE STREQUAL "json")
   expect_exit(0 --quick --json)
@@ -49,10 +51,16 @@ elseif(MODE STREQUAL "json")
   string(JSON cpus GET "${out}" cpus)
   foreach(f store_ns store_relaxed_ns clock_gettime_ns gettimeofday_ns convert_ns
             convert_batch_ns store_2threads_ratio first_conversion_ns time_ns convert_old_ns
-            accuracy_immediate_width_median_ns accuracy_late_stamps)
+            accuracy_immediate_width_median_ns accuracy_late_stamps
+            history_samples history_knots history_rss_bytes history_rss_bytes_per_knot
+            history_add_ns history_add_p50_ns history_add_max_ns calib_convert_day_ns
+            calib_convert_recent_ns calib_control_load_ns calib_convert_day_ratio_clock_gettime
+            history_reader_newest_busy_calls history_reader_newest_busy_max_ns
+            history_reader_random_alone_p99_ns history_reader_bracket_calls)
     string(JSON type ERROR_VARIABLE jerr TYPE "${out}" ${f})
-    if(f STREQUAL "store_2threads_ratio" AND cpus LESS 2 AND type STREQUAL "NULL")
-      message(STATUS "store_2threads_ratio: null with ${cpus} CPU, as documented")
+    if((f STREQUAL "store_2threads_ratio" OR f MATCHES "^history_reader_") AND cpus LESS 2
+       AND type STREQUAL "NULL")
+      message(STATUS "${f}: null with ${cpus} CPU, as documented")
       continue()
     endif()
     if(jerr OR NOT type STREQUAL "NUMBER")
@@ -64,6 +72,15 @@ elseif(MODE STREQUAL "json")
     endif()
     message(STATUS "${f} = ${v}")
   endforeach()
+  # --quick feeds the history an hour: 10 samples a second.
+  string(JSON v GET "${out}" history_samples)
+  if(NOT v EQUAL 36000)
+    message(FATAL_ERROR "history_samples = ${v}, expected 36000 (an hour) with --quick")
+  endif()
+  string(JSON v GET "${out}" history_knots)
+  if(v GREATER 36001)
+    message(FATAL_ERROR "history_knots = ${v}, more than the samples added")
+  endif()
   # The bound must cover the bracket for every stamp (a correctness property, not timing).
   foreach(round immediate late)
     string(JSON v GET "${out}" accuracy_${round}_bound_covers_pct)

@@ -5,6 +5,11 @@
  * figure per operation and the table shows the median and p10..p90 over rounds.
  * Each operation is a separate noinline loop, so a profiler can count it alone
  * (--run-op, used by scripts/callgrind-store.sh).
+ *
+ * The calibration history (struct fts_calib) is measured on the simulated clock the
+ * tests use (tests/daysim.h), a day of it: its memory from the resident set, its adds
+ * over the whole day and one by one, its conversions in the same rounds as the rest,
+ * and a reader's latency while a writer adds on another CPU.
  */
 #include <errno.h>
 #include <math.h>
@@ -12,6 +17,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +27,7 @@
 
 #include "faststamp.h"
 #include "bench.h"
+#include "daysim.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -31,8 +38,11 @@ static const char usage[] =
 	"  the first conversion in a fresh process; stores from 2 threads on 2 CPUs against\n"
 	"  1; the accuracy of immediate and late conversions against a clock_gettime\n"
 	"  bracket. Prints a table (median, p10, p90 over rounds, ratio to\n"
-	"  clock_gettime(CLOCK_REALTIME)).\n"
-	"  --quick        a few seconds: fewer rounds, shorter warm-up\n"
+	"  clock_gettime(CLOCK_REALTIME)). Then a calibration history (struct fts_calib) fed\n"
+	"  a simulated NTP-disciplined day at 10 samples a second: memory per knot kept,\n"
+	"  fts_calib_add amortised and worst, fts_calib_convert of random and recent\n"
+	"  counters, a reader's latency while a writer adds.\n"
+	"  --quick        a few seconds: fewer rounds, shorter warm-up, an hour's history\n"
 	"  --json         one JSON object on stdout instead of the table\n"
 	"  --plot DIR     write DIR/cost.png and DIR/accuracy.png with gnuplot\n"
 	"  --rounds N     rounds of the interleaved cost loop (default 101, quick 15)\n"
@@ -53,6 +63,48 @@ static struct {
 	uint32_t idx[NREC];             /* random indices into old */
 	int64_t ns[BATCH], err[BATCH];
 } B;
+
+/* Latencies one by one: each ns its own bin below LAT_EXACT, above it 64 bins per power
+ * of two (values to 1/64); the largest exactly. */
+#define LAT_EXACT 1024
+#define LAT_SUB 64
+#define LAT_BINS (LAT_EXACT + (64 - 10) * LAT_SUB)
+
+#define LAT_LONG 1000   /* ns: a call this long is counted apart */
+
+struct lat {
+	uint64_t bin[LAT_BINS];
+	uint64_t n, nlong;
+	int64_t max;
+	double p50, p99, p999;
+};
+
+/* The calibration history on a simulated day (tests/daysim.h). */
+static struct {
+	struct daysim d;
+	int built;
+	int hours;
+	size_t samples;
+	struct fts_calib *c;       /* the day, kept for the conversion rounds */
+	size_t knots;
+	int64_t rss;               /* resident bytes the adds took, -1 if unknown */
+	double rss_marginal;       /* per knot, over the second half of the adds */
+	int thp_always;            /* transparent huge pages on every mapping */
+	double add_ns, add_s;      /* amortised over the untimed adds; their total */
+	struct lat add;            /* each add timed, on a second history */
+	uint64_t *day;             /* counters uniform over the day, cycled through */
+	size_t nday, cur;
+	uint64_t last[NREC];       /* counters uniform over its last second */
+	uint64_t *chase;           /* the control: a random cycle through as many bytes */
+	size_t chase_at;
+	int readers;               /* the reader test ran */
+	char readers_why[96];
+	/* Reader latencies, [0] a stamp in the newest interval, [1] a random one. */
+	struct lat busy[2], alone[2], bracket;
+	/* The reader's, while the writer adds and alone; the writer's over its adds. */
+	struct rusage ru_busy, ru_alone, ru_writer;
+	double busy_add_ns;        /* the writer's ns per add, the reader converting */
+} H;
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;
 
@@ -284,6 +336,40 @@ OP(op_diff)
 	}
 }
 
+/* A history of its own: the counters of a simulated day, not this process's clock.
+ * Random ones come from a pool larger than the caches, read on from where the last run
+ * stopped: no run finds its look-ups cached by the one before. */
+OP(op_calib_convert_day)
+{
+	int64_t ns, err;
+	size_t k = H.cur;
+	for (size_t i = 0; i < n; i++) {
+		fts_calib_convert(H.c, H.day[(k + i) & (H.nday - 1)], &ns, &err);
+		sink = ns + err;
+	}
+	H.cur = k + n;
+}
+
+OP(op_calib_convert_recent)
+{
+	int64_t ns, err;
+	for (size_t i = 0; i < n; i++) {
+		fts_calib_convert(H.c, H.last[i & (NREC - 1)], &ns, &err);
+		sink = ns + err;
+	}
+}
+
+/* The control: one dependent load at a random place in as many bytes as the history
+ * holds (a pointer chase): what a look-up that misses the caches once costs here. */
+OP(op_calib_control_load)
+{
+	uint64_t p = H.chase_at;
+	for (size_t i = 0; i < n; i++)
+		p = H.chase[p];
+	H.chase_at = p;
+	sink = (int64_t)p;
+}
+
 struct op {
 	const char *key;    /* JSON field <key>_ns */
 	const char *label;
@@ -326,6 +412,10 @@ static struct op ops[] = {
 	{ "convert_batch_old", "fts_convert_array/stamp, old random", op_convert_batch_old, NULL, BATCH, 1, 0, 0, 0, 0, 0 },
 	{ "diff", "fts_diff_ns", op_diff, prep_recent, 1, 1, 0, 0, 0, 0, 0 },
 	{ "store_convert", "store + fts_convert at once", op_store_convert, NULL, 1, 1, 0, 0, 0, 0, 0 },
+	/* Shown with the history figures; available once the day is built. */
+	{ "calib_convert_day", "fts_calib_convert + bound, random stamp", op_calib_convert_day, NULL, 1, 0, 0, 0, 0, 0, 0 },
+	{ "calib_convert_recent", "fts_calib_convert + bound, last second", op_calib_convert_recent, NULL, 1, 0, 0, 0, 0, 0, 0 },
+	{ "calib_control_load", "control: random load in as many bytes", op_calib_control_load, NULL, 1, 0, 0, 0, 0, 0, 0 },
 };
 #define NOPS (sizeof(ops) / sizeof(ops[0]))
 
@@ -335,6 +425,12 @@ static struct op *find_op(const char *key)
 		if (!strcmp(ops[i].key, key))
 			return &ops[i];
 	return NULL;
+}
+
+/* The operations on the simulated history, shown with its other figures. */
+static int is_hist_op(const struct op *o)
+{
+	return !strncmp(o->key, "calib_", 6);
 }
 
 static double time_op(const struct op *o, size_t n)
@@ -639,6 +735,379 @@ static void acc_summary(struct acc *a)
 	a->bound_p[1] = fts_tool_quantile_d(a->bound, a->n, 0.99);
 }
 
+/* ---- the calibration history on a simulated day ---------------------------------- */
+
+static void lat_add(struct lat *l, int64_t ns)
+{
+	uint64_t v = ns > 0 ? (uint64_t)ns : 0;
+	unsigned b, e;
+
+	if (v < LAT_EXACT) {
+		b = (unsigned)v;
+	} else {
+		e = 63u - (unsigned)__builtin_clzll(v);   /* >= 10 */
+		b = LAT_EXACT + (e - 10) * LAT_SUB + (unsigned)((v >> (e - 6)) & (LAT_SUB - 1));
+	}
+	l->bin[b]++;
+	l->n++;
+	l->nlong += v > LAT_LONG;
+	if ((int64_t)v > l->max)
+		l->max = (int64_t)v;
+}
+
+/* The q-quantile: the lower edge of its bin. */
+static double lat_q(const struct lat *l, double q)
+{
+	uint64_t rank, seen = 0;
+
+	if (!l->n)
+		return NAN;
+	rank = (uint64_t)(q * (double)(l->n - 1) + 0.5);
+	for (unsigned b = 0; b < LAT_BINS; b++) {
+		seen += l->bin[b];
+		if (seen > rank) {
+			unsigned e = (b - LAT_EXACT) / LAT_SUB + 10;
+			return b < LAT_EXACT ? (double)b
+					     : (double)((uint64_t)(LAT_SUB + (b - LAT_EXACT) % LAT_SUB) << (e - 6));
+		}
+	}
+	return (double)l->max;
+}
+
+static void lat_summary(struct lat *l)
+{
+	l->p50 = lat_q(l, 0.5);
+	l->p99 = lat_q(l, 0.99);
+	l->p999 = lat_q(l, 0.999);
+}
+
+/* ns between two stamps, as fts_diff_ns measures it. */
+static int64_t stamp_ns(const fast_timestamp_t *a, const fast_timestamp_t *b)
+{
+	int64_t d = 0;
+	fts_diff_ns(a, b, &d);
+	return d;
+}
+
+/* Resident bytes of this process, -1 if /proc says nothing. */
+static int64_t rss_bytes(void)
+{
+	long size, rss;
+	FILE *f = fopen("/proc/self/statm", "r");
+	int got;
+
+	if (!f)
+		return -1;
+	got = fscanf(f, "%ld %ld", &size, &rss);
+	fclose(f);
+	return got == 2 ? (int64_t)rss * sysconf(_SC_PAGESIZE) : -1;
+}
+
+/* Are anonymous mappings given huge pages unasked? Then resident bytes grow 2 MiB at a
+ * time. */
+static int thp_always(void)
+{
+	char buf[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return strstr(buf, "[always]") != NULL;
+}
+
+static uint64_t in_span(uint64_t lo, uint64_t hi, uint32_t frac)
+{
+	return lo + (uint64_t)(((unsigned __int128)(hi - lo) * frac) >> 32);
+}
+
+/* One word per cache line of bytes, each holding the index of the next line of a
+ * random cycle through them all. */
+static int chase_build(size_t bytes)
+{
+	size_t lines = bytes / 64 > 64 ? bytes / 64 : 64, *perm = malloc(lines * sizeof(*perm));
+
+	H.chase = malloc(lines * 64);
+	if (!perm || !H.chase) {
+		free(perm);
+		return -1;
+	}
+	for (size_t i = 0; i < lines; i++)
+		perm[i] = i;
+	for (size_t i = lines - 1; i > 0; i--) {
+		size_t j = (size_t)(xorshift() % (i + 1)), t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	for (size_t i = 0; i < lines; i++)
+		H.chase[perm[i] * 8] = perm[(i + 1) % lines] * 8;
+	H.chase_at = perm[0] * 8;
+	free(perm);
+	return 0;
+}
+
+/* The simulated clock (10 samples a second, an hour with quick, else a day) and its
+ * history with the default options, its adds untimed: what they cost in all, and the
+ * memory they took. Then the stamps the conversion rounds cycle through. Returns 0, or
+ * -1 with a message. */
+static int hist_day(int quick)
+{
+	const struct daysim *d = &H.d;
+	size_t n;
+	int64_t rss0, rss_half = -1, rss1, t0, t1;
+	size_t knots_half = 0;
+
+	H.hours = quick ? 1 : 24;
+	n = H.samples = (size_t)H.hours * 36000;   /* 10 a second */
+	H.nday = quick ? (size_t)1 << 16 : (size_t)1 << 20;   /* 0.5 or 8 MiB of stamps */
+	H.day = malloc(H.nday * sizeof(*H.day));
+	H.built = 1;   /* daysim_free takes what a failed daysim_ntp left */
+	if (!H.day || daysim_ntp(&H.d, n, 1) < 0) {
+		perror("faststamp bench: the simulated day");
+		return -1;
+	}
+	/* Nothing else allocates between the reads: the growth is the history's, its fixed
+	 * part (the writer's state) included; the second half's growth is per knot alone. */
+	rss0 = rss_bytes();
+	H.c = fts_calib_new();
+	if (!H.c) {
+		perror("faststamp bench: fts_calib_new");
+		return -1;
+	}
+	for (int half = 0; half < 2; half++) {
+		size_t from = half ? n / 2 : 0, to = half ? n : n / 2;
+		t0 = fts_tool_now(CLOCK_MONOTONIC);
+		for (size_t i = from; i < to; i++)
+			if (fts_calib_add(H.c, d->b[i], d->r[i], d->a[i]) < 0) {
+				fprintf(stderr, "faststamp bench: fts_calib_add, sample %zu of the simulated day: %s\n",
+					i, strerror(errno));
+				return -1;
+			}
+		t1 = fts_tool_now(CLOCK_MONOTONIC);
+		H.add_s += (double)(t1 - t0) / 1e9;
+		if (!half) {
+			rss_half = rss_bytes();
+			knots_half = fts_calib_count(H.c);
+		}
+	}
+	rss1 = rss_bytes();
+	H.rss = rss0 >= 0 && rss1 >= 0 ? rss1 - rss0 : -1;
+	H.thp_always = thp_always();
+	H.knots = fts_calib_count(H.c);
+	H.rss_marginal = rss_half >= 0 && rss1 >= 0 && H.knots > knots_half
+		? (double)(rss1 - rss_half) / (double)(H.knots - knots_half) : NAN;
+	H.add_ns = H.add_s * 1e9 / (double)n;
+
+	for (size_t i = 0; i < H.nday; i++)
+		H.day[i] = in_span(d->b[0], d->a[n - 1], (uint32_t)(xorshift() >> 32));
+	for (size_t i = 0; i < NREC; i++)   /* the last 10 samples: one second */
+		H.last[i] = in_span(d->b[n - 11], d->a[n - 1], (uint32_t)(xorshift() >> 32));
+	if (chase_build(H.rss > 0 ? (size_t)H.rss : H.knots * 40) < 0) {
+		perror("faststamp bench: the control's memory");
+		return -1;
+	}
+	find_op("calib_convert_day")->avail = 1;
+	find_op("calib_convert_recent")->avail = 1;
+	find_op("calib_control_load")->avail = 1;
+	return 0;
+}
+
+/* The same adds on a second history, each timed alone: the worst one. */
+static int hist_adds(void)
+{
+	const struct daysim *d = &H.d;
+	struct fts_calib *c = fts_calib_new();
+
+	if (!c) {
+		perror("faststamp bench: fts_calib_new");
+		return -1;
+	}
+	for (size_t i = 0; i < d->nsamp; i++) {
+		fast_timestamp_t t0, t1;
+		int rc;
+		store_fast_timestamp(&t0);
+		rc = fts_calib_add(c, d->b[i], d->r[i], d->a[i]);
+		store_fast_timestamp(&t1);
+		if (rc < 0) {
+			fprintf(stderr, "faststamp bench: fts_calib_add, sample %zu of the simulated day: %s\n",
+				i, strerror(errno));
+			fts_calib_free(c);
+			return -1;
+		}
+		lat_add(&H.add, stamp_ns(&t0, &t1));
+	}
+	lat_summary(&H.add);
+	fts_calib_free(c);
+	return 0;
+}
+
+struct hwriter {
+	struct fts_calib *c;
+	const struct daysim *d;
+	int cpu, err;
+	size_t added;      /* samples in c: atomic, the reader's newest */
+	int done;          /* atomic */
+	struct rusage ru;  /* the writer thread's, over its adds */
+	int64_t ns;        /* their time */
+};
+
+/* What the calling thread's rusage gained since *ru0 (page faults, context switches). */
+static void ru_since(const struct rusage *ru0, struct rusage *d)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_THREAD, &ru);
+	d->ru_minflt = ru.ru_minflt - ru0->ru_minflt;
+	d->ru_majflt = ru.ru_majflt - ru0->ru_majflt;
+	d->ru_nvcsw = ru.ru_nvcsw - ru0->ru_nvcsw;
+	d->ru_nivcsw = ru.ru_nivcsw - ru0->ru_nivcsw;
+}
+
+static void *hist_writer(void *arg)
+{
+	struct hwriter *w = arg;
+	struct rusage ru0;
+	int64_t t0;
+
+	fts_tool_pin(w->cpu);
+	getrusage(RUSAGE_THREAD, &ru0);
+	t0 = fts_tool_now(CLOCK_MONOTONIC);
+	for (size_t i = 0; i < w->d->nsamp; i++) {
+		if (fts_calib_add(w->c, w->d->b[i], w->d->r[i], w->d->a[i]) < 0) {
+			w->err = errno;
+			break;
+		}
+		__atomic_store_n(&w->added, i + 1, __ATOMIC_RELEASE);
+	}
+	w->ns = fts_tool_now(CLOCK_MONOTONIC) - t0;
+	ru_since(&ru0, &w->ru);
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Reader samples start once the history has this many, so the newest interval has
+ * neighbours on both sides. */
+#define READ_FROM 12
+
+/* Timed conversions, one by one, of a stamp in the newest interval (which every add
+ * publishes again) and of a random one in all that was added, in turn: while the writer
+ * runs (w->done unset), or n of them. The bracket is two ordered stores. Returns the
+ * conversions, or 0 with a message when one failed. */
+static uint64_t read_loop(struct hwriter *w, uint64_t n, struct lat l[2])
+{
+	const struct daysim *d = w->d;
+	uint64_t i = 0;
+
+	while (n ? i < n : !__atomic_load_n(&w->done, __ATOMIC_ACQUIRE)) {
+		fast_timestamp_t t0, t1;
+		size_t k = __atomic_load_n(&w->added, __ATOMIC_ACQUIRE);
+		uint64_t x;
+		int64_t ns, err;
+		int rc;
+
+		if (k < READ_FROM)
+			continue;
+		x = i & 1 ? in_span(d->b[0], d->a[k - 1], (uint32_t)(xorshift() >> 32)) : d->a[k - 2];
+		store_fast_timestamp(&t0);
+		rc = fts_calib_convert(w->c, x, &ns, &err);
+		store_fast_timestamp(&t1);
+		if (rc < 0) {
+			fprintf(stderr, "faststamp bench: fts_calib_convert(%llu) with %zu samples: %s\n",
+				(unsigned long long)x, k, strerror(errno));
+			return 0;
+		}
+		sink = ns + err;
+		lat_add(&l[i & 1], stamp_ns(&t0, &t1));
+		i++;
+	}
+	return i;
+}
+
+/* A reader converting in a loop on one CPU while a writer adds the day on another at
+ * full speed; then the reader alone on the finished history, as many times; then the
+ * bracket alone. Returns 0 (H.readers says whether it ran, H.readers_why says why not),
+ * or -1 with a message. */
+static int hist_readers(void)
+{
+	cpu_set_t saved;
+	struct rusage ru0;
+	struct hwriter w = { .d = &H.d };
+	pthread_t t;
+	uint64_t n, m;
+	int a = -1, b = -1, rc = -1;
+
+	if (two_cpus(&a, &b) < 0) {
+		snprintf(H.readers_why, sizeof(H.readers_why), "only one CPU available");
+		return 0;
+	}
+	w.c = fts_calib_new();
+	if (!w.c) {
+		perror("faststamp bench: fts_calib_new");
+		return -1;
+	}
+	sched_getaffinity(0, sizeof(saved), &saved);
+	w.cpu = b;
+	if (fts_tool_pin(a) < 0 || pthread_create(&t, NULL, hist_writer, &w) != 0) {
+		snprintf(H.readers_why, sizeof(H.readers_why), "cannot pin to CPU %d or start a thread", a);
+		sched_setaffinity(0, sizeof(saved), &saved);
+		fts_calib_free(w.c);
+		return 0;
+	}
+	getrusage(RUSAGE_THREAD, &ru0);
+	n = read_loop(&w, 0, H.busy);
+	ru_since(&ru0, &H.ru_busy);
+	pthread_join(t, NULL);
+	H.ru_writer = w.ru;
+	H.busy_add_ns = (double)w.ns / (double)H.d.nsamp;
+	if (w.err) {
+		fprintf(stderr, "faststamp bench: fts_calib_add in the writer thread: %s\n",
+			strerror(w.err));
+		goto out;
+	}
+	getrusage(RUSAGE_THREAD, &ru0);
+	if (!n || !read_loop(&w, n, H.alone))
+		goto out;
+	ru_since(&ru0, &H.ru_alone);
+	for (m = 0; m < n; m++) {
+		fast_timestamp_t t0, t1;
+		store_fast_timestamp(&t0);
+		store_fast_timestamp(&t1);
+		lat_add(&H.bracket, stamp_ns(&t0, &t1));
+	}
+	for (int k = 0; k < 2; k++) {
+		lat_summary(&H.busy[k]);
+		lat_summary(&H.alone[k]);
+	}
+	lat_summary(&H.bracket);
+	snprintf(H.readers_why, sizeof(H.readers_why), "reader on CPU %d, writer on CPU %d", a, b);
+	H.readers = 1;
+	rc = 0;
+out:
+	sched_setaffinity(0, sizeof(saved), &saved);
+	fts_calib_free(w.c);
+	return rc;
+}
+
+/* The simulated clock's arrays: not needed once the history figures are taken. */
+static void hist_drop_sim(void)
+{
+	if (H.built)
+		daysim_free(&H.d);
+	H.built = 0;
+}
+
+static void hist_free(void)
+{
+	hist_drop_sim();
+	fts_calib_free(H.c);
+	H.c = NULL;
+	free(H.day);
+	H.day = NULL;
+	free(H.chase);
+	H.chase = NULL;
+}
+
 /* ---- output ----------------------------------------------------------------------- */
 
 static void json_num(const char *key, double v, int *first)
@@ -699,6 +1168,125 @@ static void print_acc(const struct acc *a)
 	       100.0 * (double)a->inside / n, 100.0 * (double)a->covered / n);
 }
 
+static void print_op(const struct op *o, const struct op *cg)
+{
+	printf("  %-42s %8.2f %8.2f %8.2f  %6.2f\n", o->label, o->p50, o->p10, o->p90,
+	       o->p50 / cg->p50);
+}
+
+/* long_too: show the count over LAT_LONG (for calls that should be far shorter). */
+static void print_lat(const char *label, const struct lat *l, int long_too)
+{
+	char nlong[24] = "-";
+
+	if (long_too)
+		snprintf(nlong, sizeof(nlong), "%llu", (unsigned long long)l->nlong);
+	printf("  %-42s %8.0f %8.0f %8.0f %8lld %8s %8llu\n", label, l->p50, l->p99, l->p999,
+	       (long long)l->max, nlong, (unsigned long long)l->n);
+}
+
+static void print_lat_head(const char *label)
+{
+	printf("  %-42s %8s %8s %8s %8s %8s %8s\n", label, "median", "p99", "p99.9", "max",
+	       "> 1 us", "calls");
+}
+
+static void print_hist(const struct op *cg, int rounds, int quick)
+{
+	double per = H.knots ? (double)H.rss / (double)H.knots : NAN;
+
+	printf("\ncalibration history (struct fts_calib, default options) fed the simulated NTP-disciplined\n"
+	       "  clock of tests/daysim.h: 10 samples a second over %s\n",
+	       quick ? "an hour (--quick; a day without it)" : "a day");
+	printf("  %-42s %8zu\n", "samples added (fts_calib_add)", H.samples);
+	printf("  %-42s %8zu  one per %.1f samples\n", "knots kept (fts_calib_count)", H.knots,
+	       (double)H.samples / (double)H.knots);
+	if (H.rss >= 0) {
+		printf("  %-42s %8lld  %.2f MiB, growth from fts_calib_new to the last add\n",
+		       "resident bytes of the history", (long long)H.rss, (double)H.rss / 1048576);
+		printf("  %-42s %8.1f  %.1f over the second half alone (no fixed part)\n",
+		       "resident bytes per knot kept", per, H.rss_marginal);
+		if (H.thp_always)
+			printf("  (transparent huge pages are always on: resident bytes grow 2 MiB at a time)\n");
+	} else {
+		printf("  %-42s %8s  (no /proc/self/statm)\n", "resident bytes of the history", "?");
+	}
+	printf("  %-42s %8.0f  %.3f s in all, adds untimed\n", "fts_calib_add, ns per add amortised",
+	       H.add_ns, H.add_s);
+	print_lat_head("ns per call, timed one by one");
+	print_lat("fts_calib_add, each add (a second history)", &H.add, 0);
+	printf("  cost per call, ns: median and p10..p90 over the %d interleaved rounds above\n", rounds);
+	printf("  %-42s %8s %8s %8s  %s\n", "operation", "median", "p10", "p90", "x clock_gettime");
+	for (size_t i = 0; i < NOPS; i++)
+		if (ops[i].avail && is_hist_op(&ops[i]))
+			print_op(&ops[i], cg);
+	print_op(cg, cg);
+	printf("  (random stamp: uniform over the history, from a pool of %zu read in turn; control:\n"
+	       "   a pointer chase through the history's resident bytes in random order, one\n"
+	       "   dependent load a call: what a look-up that misses the nearer caches pays here)\n",
+	       H.nday);
+	printf("  readers: fts_calib_convert timed one by one between two ordered stores, in turn a\n"
+	       "  stamp in the newest interval (which every add publishes again) and a random one\n"
+	       "  in what was added so far (while the writer adds: half the history on average)\n");
+	if (!H.readers) {
+		printf("  SKIP: %s\n", H.readers_why);
+		return;
+	}
+	print_lat_head(H.readers_why);
+	print_lat("newest interval, while the writer adds", &H.busy[0], 1);
+	print_lat("newest interval, the history complete", &H.alone[0], 1);
+	print_lat("random stamp, while the writer adds", &H.busy[1], 1);
+	print_lat("random stamp, the history complete", &H.alone[1], 1);
+	print_lat("the bracket alone (two ordered stores)", &H.bracket, 1);
+	printf("  (the writer: %.0f ns per add amortised, %ld page faults and %ld involuntary context\n"
+	       "   switches over its adds; the reader: %ld involuntary switches while it ran, %ld alone)\n",
+	       H.busy_add_ns, H.ru_writer.ru_minflt + H.ru_writer.ru_majflt, H.ru_writer.ru_nivcsw,
+	       H.ru_busy.ru_nivcsw, H.ru_alone.ru_nivcsw);
+}
+
+static void json_lat(const char *key, const struct lat *l, int ok, int long_too, int *first)
+{
+	char k[96];
+#define LAT(suffix, v) (snprintf(k, sizeof(k), "%s_%s", key, suffix), json_num(k, ok ? (v) : NAN, first))
+	LAT("p50_ns", l->p50);
+	LAT("p99_ns", l->p99);
+	LAT("p999_ns", l->p999);
+	LAT("max_ns", (double)l->max);
+	if (long_too)
+		LAT("over_1us", (double)l->nlong);
+	LAT("calls", (double)l->n);
+#undef LAT
+}
+
+static void json_hist(int *first)
+{
+	json_num("history_hours", H.hours, first);
+	json_num("history_samples", (double)H.samples, first);
+	json_num("history_knots", (double)H.knots, first);
+	json_num("history_rss_bytes", H.rss >= 0 ? (double)H.rss : NAN, first);
+	json_num("history_rss_bytes_per_knot",
+		 H.rss >= 0 && H.knots ? (double)H.rss / (double)H.knots : NAN, first);
+	json_num("history_rss_bytes_per_knot_marginal", H.rss_marginal, first);
+	json_num("history_add_ns", H.add_ns, first);
+	json_lat("history_add", &H.add, 1, 0, first);
+	json_lat("history_reader_newest_busy", &H.busy[0], H.readers, 1, first);
+	json_lat("history_reader_newest_alone", &H.alone[0], H.readers, 1, first);
+	json_lat("history_reader_random_busy", &H.busy[1], H.readers, 1, first);
+	json_lat("history_reader_random_alone", &H.alone[1], H.readers, 1, first);
+	json_lat("history_reader_bracket", &H.bracket, H.readers, 1, first);
+	json_num("history_writer_busy_add_ns", H.readers ? H.busy_add_ns : NAN, first);
+	json_num("history_writer_page_faults",
+		 H.readers ? (double)(H.ru_writer.ru_minflt + H.ru_writer.ru_majflt) : NAN, first);
+	json_num("history_writer_involuntary_switches", H.readers ? (double)H.ru_writer.ru_nivcsw : NAN,
+		 first);
+	json_num("history_reader_busy_involuntary_switches", H.readers ? (double)H.ru_busy.ru_nivcsw : NAN,
+		 first);
+	json_num("history_reader_alone_involuntary_switches",
+		 H.readers ? (double)H.ru_alone.ru_nivcsw : NAN, first);
+	if (!H.readers)
+		json_str("history_reader_skipped", H.readers_why, first);
+}
+
 /* ---- main ------------------------------------------------------------------------- */
 
 struct opts {
@@ -706,11 +1294,22 @@ struct opts {
 	const char *plot;
 };
 
-static int run_op(const char *key, const char *count)
+static int run_op(const char *key, const char *count, int quick)
 {
 	struct op *o = find_op(key);
 	uint64_t n;
+	int rc;
 
+	if (o && is_hist_op(o)) {   /* the simulated history is built first, untimed */
+		if (fts_tool_parse_u64(count, 1, UINT64_C(1) << 32, &n) < 0)
+			return fts_tool_usage_error("bench", usage, "bad count '%s' (1..2^32)", count);
+		rc = hist_day(quick);
+		hist_drop_sim();
+		if (rc == 0)
+			o->run((size_t)n);
+		hist_free();
+		return rc ? 1 : 0;
+	}
 	if (!o || !o->avail)
 		return fts_tool_usage_error("bench", usage, "unknown operation '%s'", key);
 	if (fts_tool_parse_u64(count, 1, UINT64_C(1) << 32, &n) < 0)
@@ -781,7 +1380,7 @@ int fts_tool_bench(int argc, char **argv)
 #if defined(__x86_64__)
 			find_op("rdtscp")->avail = have_rdtscp();
 #endif
-			return run_op(argv[i + 1], argv[i + 2]);
+			return run_op(argv[i + 1], argv[i + 2], o.quick);
 		} else {
 			return fts_tool_usage_error("bench", usage, "unknown or incomplete option '%s'", argv[i]);
 		}
@@ -814,6 +1413,11 @@ int fts_tool_bench(int argc, char **argv)
 		first_p[1] = (double)fts_tool_quantile(first, (size_t)firsts, 0.5);
 		first_p[2] = (double)fts_tool_quantile(first, (size_t)firsts, 1.0);
 	}
+	/* The history next, while nothing else runs: the process clock's sampler starts
+	 * with the warm-up. Its conversions are timed with the others, in the rounds. */
+	if (hist_day(o.quick) < 0 || hist_adds() < 0 || hist_readers() < 0)
+		goto out;
+	hist_drop_sim();
 
 	w = calloc(nwarm, sizeof(*w));
 	B.old = calloc(nwarm, sizeof(*B.old));
@@ -910,6 +1514,7 @@ int fts_tool_bench(int argc, char **argv)
 			json_str("scaling_skipped", scale_why, &f);
 		json_acc(&now, &f);
 		json_acc(&late, &f);
+		json_hist(&f);
 		printf("\n}\n");
 	} else {
 		printf("faststamp bench: backend %s", in.backend);
@@ -921,9 +1526,8 @@ int fts_tool_bench(int argc, char **argv)
 		printf("  %-42s %8s %8s %8s  %s\n", "operation", "median", "p10", "p90",
 		       "x clock_gettime");
 		for (size_t i = 0; i < NOPS; i++)
-			if (ops[i].avail)
-				printf("  %-42s %8.2f %8.2f %8.2f  %6.2f\n", ops[i].label, ops[i].p50,
-				       ops[i].p10, ops[i].p90, ops[i].p50 / cg->p50);
+			if (ops[i].avail && !is_hist_op(&ops[i]))
+				print_op(&ops[i], cg);
 		if (firsts)
 			printf("  %-42s %8.0f %8.0f %8.0f  (min/max of %d fresh processes)\n",
 			       "first fts_convert in a process", first_p[1], first_p[0], first_p[2],
@@ -946,6 +1550,7 @@ int fts_tool_bench(int argc, char **argv)
 		print_acc(&late);
 		printf("  (width: bracket width median and p99; bound: median err_ns; inside: conversion\n"
 		       "   within the bracket; covered: [ns - err, ns + err] meets the bracket)\n");
+		print_hist(cg, o.rounds, o.quick);
 	}
 
 	rc = 0;
@@ -966,6 +1571,7 @@ int fts_tool_bench(int argc, char **argv)
 			rc = 1;
 	}
 out:
+	hist_free();
 	for (size_t i = 0; i < NOPS; i++) {
 		free(ops[i].r);
 		ops[i].r = NULL;
