@@ -9,7 +9,9 @@ if [ "${1:-test}" != build ]; then
          iproute2 tcpdump tshark gnuplot-nox valgrind
          qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross
          gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
-         qemu-system-x86 busybox-static cpio)
+         qemu-system-x86 busybox-static cpio
+         abigail-tools python3
+         debhelper lintian mmdebstrap systemd)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
