@@ -7,9 +7,9 @@
  * that closes becomes a segment for good. Each add republishes only the end of the
  * list: the open run and the intervals not yet final, each a segment of its own, and
  * the lines carried on before and after. All of that is worked out in the writer's own
- * memory first; under the sequence count it is only copied. At the memory limit the
+ * memory first; publishing (history.h, a latch) only copies it. At the memory limit the
  * segments whose merging adds the least to the bound are merged (rule 10), into new
- * chunks, published by one copy of the directory.
+ * chunks listed by the other directory, published as one new state.
  */
 #include <errno.h>
 #include <limits.h>
@@ -57,7 +57,7 @@ struct fts__writer {
 	double tol;
 	size_t max_recs;              /* segments at most (from max_samples, max_bytes) */
 	uint32_t nalloc;              /* chunks ever used from the pool */
-	uint32_t nclaimed;            /* directory entries with a chunk of their own */
+	uint32_t nclaimed;            /* entries of the current directory with a chunk */
 	uint32_t *spare;              /* chunks free again after a merge */
 	uint32_t nspare;
 	uint64_t last_after, added;
@@ -75,8 +75,7 @@ struct fts__writer {
 	double err;                   /* its bound at its slope now (rule 8) */
 	struct fts__band first_band;  /* the band of the first interval (head) */
 	int have_first_band;
-	size_t nfinal;                /* segments published for good */
-	size_t ntotal;                /* published, with the provisional ones */
+	struct fts__pub pub;          /* the state published last */
 	int loaded;                   /* read from a saved file: it takes no samples */
 };
 
@@ -104,38 +103,48 @@ int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_
 
 size_t fts__calib_segments(const struct fts_calib *c)
 {
-	return FTS__LD(c->w->ntotal);
+	return (size_t)c->w->pub.nfinal + c->w->pub.nprov;
+}
+
+/* The state published now, copied whole (fields a reader needs to count and range). */
+static void pub_read(const struct fts_calib *c, uint64_t *newest, uint64_t *first, size_t *n)
+{
+	unsigned latch, tries = 0;
+
+	do {
+		const struct fts__pub *p;
+		latch = fts__latch_begin(c);
+		p = fts__pub_of(c, latch);
+		*newest = FTS__LD(p->newest);
+		*first = FTS__LD(p->head.key);
+		*n = (size_t)FTS__LD(p->nfinal) + FTS__LD(p->nprov);
+	} while (fts__latch_retry(c, latch) && !(c->bounded && ++tries == FTS__MAX_RETRIES));
+	if (!*newest)
+		*n = 0;
 }
 
 size_t fts_calib_count(const struct fts_calib *c)
 {
+	uint64_t newest, first;
 	size_t n;
 
 	if (!c)
 		return 0;
 	/* knots: the ends of the segments; before the first segment, the samples */
-	n = FTS__LD(c->w->ntotal);
-	return n ? n + 1 : FTS__LD(c->w->ns);
+	pub_read(c, &newest, &first, &n);
+	return n ? n + 1 : c->w ? FTS__LD(c->w->ns) : 0;
 }
 
 int fts_calib_range(const struct fts_calib *c, uint64_t *oldest, uint64_t *newest)
 {
-	uint64_t a = 0, b = 0;
-	unsigned seq;
+	uint64_t a, b;
+	size_t n;
 
 	if (!c || !oldest || !newest)
 		return fts__fail(EINVAL);
-	do {
-		seq = fts__calib_read_begin(c);
-		if (FTS__LD(c->nchunks)) {
-			a = FTS__LD(c->head.key);
-			b = FTS__LD(c->newest);
-		} else {
-			a = b = 0;
-		}
-	} while (fts__calib_read_retry(c, seq));
-	if (!a && !b) {   /* no segment yet: the one sample, if any (the writer's own) */
-		if (!c->w->ns)
+	pub_read(c, &b, &a, &n);
+	if (!n) {   /* no segment yet: the one sample, if any (the writer's own) */
+		if (!c->w || !c->w->ns)
 			return fts__fail(ENODATA);
 		a = b = c->w->s[0].x;
 	}
@@ -218,25 +227,28 @@ static uint32_t chunk_get(struct fts_calib *c)
 	return UINT32_MAX;
 }
 
-/* Make room for segment positions up to n (exclusive): chunks claimed for the
- * directory now, made visible later by the count under the sequence. */
+/* Make room for final segments up to position n (exclusive): chunks claimed for the
+ * current directory now, counted by a state published later. */
 static int reserve(struct fts_calib *c, size_t n)
 {
 	struct fts__writer *w = c->w;
+	struct fts__dirent *dir = c->dir[w->pub.dir];
 	uint32_t need = (uint32_t)((n + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS);
 
 	for (; w->nclaimed < need; w->nclaimed++) {
 		uint32_t k = chunk_get(c);
 		if (k == UINT32_MAX)
 			return -ENOMEM;
-		c->dir[w->nclaimed].chunk = k;   /* not yet counted: readers do not look */
+		FTS__ST(dir[w->nclaimed].chunk, k);
 	}
 	return 0;
 }
 
-static void put(struct fts_calib *c, size_t pos, uint64_t key, const struct fts__rec *r)
+/* A final segment at position pos of the current list: no state published yet counts
+ * it, so no reader looks at it. */
+static void append(struct fts_calib *c, size_t pos, uint64_t key, const struct fts__rec *r)
 {
-	struct fts__dirent *d = &c->dir[pos / FTS__CHUNK_RECS];
+	struct fts__dirent *d = &c->dir[c->w->pub.dir][pos / FTS__CHUNK_RECS];
 	struct fts__chunk *ch = fts__chunk_at(c, d->chunk);
 	size_t i = pos % FTS__CHUNK_RECS;
 
@@ -248,18 +260,50 @@ static void put(struct fts_calib *c, size_t pos, uint64_t key, const struct fts_
 	FTS__ST(ch->rec[i].flags, r->flags);
 	if (i == 0)
 		FTS__ST(d->first, key);
-	FTS__ST(d->count, (uint32_t)(i + 1));
 }
 
-static void put_end(struct fts__end *e, uint64_t key, const struct fts__rec *r, int64_t grow)
+static void store_rec(struct fts__rec *d, const struct fts__rec *r)
 {
-	FTS__ST(e->key, key);
-	FTS__ST(e->rec.r0, r->r0);
-	FTS__ST(e->rec.mult, r->mult);
-	FTS__ST(e->rec.err, r->err);
-	FTS__ST(e->rec.shift, r->shift);
-	FTS__ST(e->rec.flags, r->flags);
-	FTS__ST(e->grow, grow);
+	FTS__ST(d->r0, r->r0);
+	FTS__ST(d->mult, r->mult);
+	FTS__ST(d->err, r->err);
+	FTS__ST(d->shift, r->shift);
+	FTS__ST(d->flags, r->flags);
+}
+
+static void store_end(struct fts__end *d, const struct fts__end *e)
+{
+	FTS__ST(d->key, e->key);
+	store_rec(&d->rec, &e->rec);
+	FTS__ST(d->grow, e->grow);
+}
+
+static void store_pub(struct fts__pub *d, const struct fts__pub *p)
+{
+	FTS__ST(d->newest, p->newest);
+	FTS__ST(d->nfinal, p->nfinal);
+	FTS__ST(d->dir, p->dir);
+	FTS__ST(d->nprov, p->nprov);
+	store_end(&d->head, &p->head);
+	store_end(&d->tail, &p->tail);
+	for (uint32_t i = 0; i < p->nprov; i++) {
+		FTS__ST(d->pkey[i], p->pkey[i]);
+		store_rec(&d->prov[i], &p->prov[i]);
+	}
+}
+
+/* Publish state p through the latch (history.h): readers move to the old copy while the
+ * other is rewritten, then to the new one while the old is. */
+static void publish(struct fts_calib *c, const struct fts__pub *p)
+{
+	struct fts__hot *h = c->hot;
+	unsigned l = FTS__LD(h->latch);
+
+	fts__latch_flip(h);
+	store_pub(&h->pub[l & 1], p);
+	fts__latch_flip(h);
+	store_pub(&h->pub[(l + 1) & 1], p);
+	c->w->pub = *p;
 }
 
 /* A line carried on from (key, y at oy) at band bd's middle rate, its bound growing by
@@ -470,13 +514,20 @@ static void provisional(const struct fts__writer *w, const struct view *v, struc
 /* ---- the memory limit (rule 10) ------------------------------------------------------ */
 
 /* A published segment, read back by the writer (no one else writes). */
+/* Segment pos of the writer's list: final ones from the chunks, then provisional. */
 static void get(const struct fts_calib *c, size_t pos, uint64_t *key, struct fts__rec *r)
 {
-	const struct fts__chunk *ch = fts__chunk_at(c, c->dir[pos / FTS__CHUNK_RECS].chunk);
-	size_t i = pos % FTS__CHUNK_RECS;
+	const struct fts__pub *p = &c->w->pub;
+	const struct fts__chunk *ch;
 
-	*key = ch->key[i];
-	*r = ch->rec[i];
+	if (pos >= p->nfinal) {
+		*key = p->pkey[pos - p->nfinal];
+		*r = p->prov[pos - p->nfinal];
+		return;
+	}
+	ch = fts__chunk_at(c, c->dir[p->dir][pos / FTS__CHUNK_RECS].chunk);
+	*key = ch->key[pos % FTS__CHUNK_RECS];
+	*r = ch->rec[pos % FTS__CHUNK_RECS];
 }
 
 /* A segment as a line: value at its key (relative to oy) and slope, ns per tick. */
@@ -506,35 +557,25 @@ static void merged(uint64_t ka, const struct fts__rec *a, uint64_t kb, const str
 }
 
 #if FTS__CHECKING
-/* The published list, whole: keys rising, every chunk counted, each chunk's
- * first key the directory's, all before the newest sample. Checked after each
- * compaction. */
+/* The writer's list, whole: keys rising and before the newest sample, each chunk's
+ * first key the directory's. Checked after each compaction and publish. */
 static int list_ok(const struct fts_calib *c)
 {
-	uint64_t prev = 0;
-	size_t seen = 0;
-
-	for (uint32_t k = 0; k < c->nchunks; k++) {
-		const struct fts__chunk *ch = fts__chunk_at(c, c->dir[k].chunk);
-		if (!c->dir[k].count || c->dir[k].count > FTS__CHUNK_RECS ||
-		    c->dir[k].first != ch->key[0])
-			return 0;
-		for (uint32_t i = 0; i < c->dir[k].count; i++, seen++) {
-			if (seen && ch->key[i] <= prev)
-				return 0;
-			prev = ch->key[i];
-		}
-	}
-	return seen == c->w->ntotal && prev < c->newest;
-}
-
-static uint64_t key_at(const struct fts_calib *c, size_t pos)
-{
-	uint64_t key;
+	const struct fts__pub *p = &c->w->pub;
+	size_t n = (size_t)p->nfinal + p->nprov;
+	uint64_t prev = 0, key;
 	struct fts__rec r;
 
-	get(c, pos, &key, &r);
-	return key;
+	for (size_t i = 0; i < n; i++) {
+		get(c, i, &key, &r);
+		if ((i && key <= prev) || key >= p->newest || (i == 0 && key != p->head.key))
+			return 0;
+		if (i < p->nfinal && i % FTS__CHUNK_RECS == 0 &&
+		    c->dir[p->dir][i / FTS__CHUNK_RECS].first != key)
+			return 0;
+		prev = key;
+	}
+	return n > 0;
 }
 #endif
 
@@ -549,26 +590,48 @@ static int by_cost(const void *p, const void *q)
 	return (a->cost > b->cost) - (a->cost < b->cost);
 }
 
+/* The line carried on before the first segment (key, r) at the first interval's band. */
+static void head_of(const struct fts__band *hb, uint64_t key, const struct fts__rec *r,
+		    struct fts__end *e)
+{
+	e->key = key;
+	end_line(key, r->r0, 0, (double)r->err, hb, &e->rec, &e->grow);
+}
+
+/* Write segment pos of the list that directory d lists. */
+static void put_at(struct fts_calib *c, uint32_t d, size_t pos, uint64_t key, const struct fts__rec *r)
+{
+	struct fts__dirent *e = &c->dir[d][pos / FTS__CHUNK_RECS];
+	struct fts__chunk *ch = fts__chunk_at(c, FTS__LD(e->chunk));
+	size_t i = pos % FTS__CHUNK_RECS;
+
+	FTS__ST(ch->key[i], key);
+	store_rec(&ch->rec[i], r);
+	if (i == 0)
+		FTS__ST(e->first, key);
+}
+
 /* Merge final segments until at most target remain: each pass takes the pairs whose
  * merging widens the bound least, over the whole list, no segment twice; steps are
- * never merged. The merged list is built in spare chunks, then the directory is
- * copied over under the sequence count; the old chunks become spares. */
+ * never merged. The merged list is written into free chunks, listed by the other
+ * directory, and published as a new state; the old chunks become free. */
 static int compact(struct fts_calib *c, size_t target)
 {
 	struct fts__writer *w = c->w;
-	size_t n = w->nfinal, tail = w->ntotal - w->nfinal;
-	uint64_t *key = malloc((w->ntotal + 1) * sizeof(*key));
-	struct fts__rec *rec = malloc((w->ntotal + 1) * sizeof(*rec));
+	struct fts__pub next = w->pub;
+	size_t n = next.nfinal;
+	uint64_t *key = malloc((n + 1) * sizeof(*key));
+	struct fts__rec *rec = malloc((n + 1) * sizeof(*rec));
 	struct cand *cd = malloc((n + 1) * sizeof(*cd));
-	struct fts__dirent *dir = malloc((size_t)c->dircap * sizeof(*dir));
-	uint32_t nold = w->nclaimed, used, *old = malloc(((size_t)nold + 1) * sizeof(*old));
+	uint32_t nold = w->nclaimed, used, nd = next.dir ^ 1;
+	uint32_t *old = malloc(((size_t)nold + 1) * sizeof(*old));
 	int rc = -ENOMEM;
 
-	if (!key || !rec || !cd || !dir || !old)
+	if (!key || !rec || !cd || !old)
 		goto out;
-	for (size_t i = 0; i < w->ntotal; i++)
+	for (size_t i = 0; i < n; i++)
 		get(c, i, &key[i], &rec[i]);
-	key[w->ntotal] = c->newest;
+	key[n] = next.nprov ? next.pkey[0] : next.newest;
 	while (n > target) {
 		size_t nc = 0, m = 0, want = n - target;
 		unsigned char *taken = calloc(n, 1);
@@ -583,8 +646,8 @@ static int compact(struct fts_calib *c, size_t target)
 		}
 		if (!nc) {   /* nothing can merge (all steps): the oldest go */
 			free(taken);
-			memmove(&key[0], &key[want], (n - want + tail + 1) * sizeof(*key));
-			memmove(&rec[0], &rec[want], (n - want + tail) * sizeof(*rec));
+			memmove(&key[0], &key[want], (n - want + 1) * sizeof(*key));
+			memmove(&rec[0], &rec[want], (n - want) * sizeof(*rec));
 			n -= want;
 			break;
 		}
@@ -609,51 +672,41 @@ static int compact(struct fts_calib *c, size_t target)
 			}
 			key[m++] = key[i];
 		}
-		memmove(&key[m], &key[n], (tail + 1) * sizeof(*key));
-		memmove(&rec[m], &rec[n], tail * sizeof(*rec));
+		key[m] = key[n];
 		n = m;
 		free(taken);
 	}
-	/* Lay the list out in spare chunks. */
+	/* Lay the list out in free chunks, listed by the other directory. */
 	for (uint32_t k = 0; k < nold; k++)
-		old[k] = c->dir[k].chunk;
-	used = (uint32_t)((n + tail + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS);
+		old[k] = c->dir[next.dir][k].chunk;
+	used = (uint32_t)((n + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS);
 	for (uint32_t k = 0; k < used; k++) {
 		uint32_t id = chunk_get(c);
-		struct fts__chunk *ch;
 		if (id == UINT32_MAX) {
 			while (k--)
-				w->spare[w->nspare++] = dir[k].chunk;
+				w->spare[w->nspare++] = c->dir[nd][k].chunk;
 			goto out;
 		}
-		ch = fts__chunk_at(c, id);
-		dir[k] = (struct fts__dirent){ .chunk = id, .count = 0 };
-		for (size_t i = (size_t)k * FTS__CHUNK_RECS; i < n + tail && dir[k].count < FTS__CHUNK_RECS; i++) {
-			ch->key[dir[k].count] = key[i];
-			ch->rec[dir[k].count++] = rec[i];
-		}
-		dir[k].first = ch->key[0];
+		FTS__ST(c->dir[nd][k].chunk, id);
 	}
-	fts__calib_write_begin(c);
-	for (uint32_t k = 0; k < used; k++) {
-		FTS__ST(c->dir[k].first, dir[k].first);
-		FTS__ST(c->dir[k].chunk, dir[k].chunk);
-		FTS__ST(c->dir[k].count, dir[k].count);
-	}
-	FTS__ST(c->nchunks, used);
-	fts__calib_write_end(c);
+	for (size_t i = 0; i < n; i++)
+		put_at(c, nd, i, key[i], &rec[i]);
+	next.nfinal = (uint32_t)n;
+	next.dir = nd;
+	if (n)
+		head_of(&w->first_band, key[0], &rec[0], &next.head);
+	else if (next.nprov)
+		head_of(&w->first_band, next.pkey[0], &next.prov[0], &next.head);
+	publish(c, &next);
 	for (uint32_t k = 0; k < nold; k++)
 		w->spare[w->nspare++] = old[k];
 	w->nclaimed = used;
-	w->nfinal = n;
-	FTS__ST(w->ntotal, n + tail);
 	FTS__ASSERT(list_ok(c));
 	rc = 0;
 out:
 	free(key);
 	free(rec);
 	free(cd);
-	free(dir);
 	free(old);
 	return rc;
 }
@@ -670,32 +723,31 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 {
 	struct fts__writer *w;
 	struct out o[MAX_OUT];
-	struct fts__rec rec[MAX_OUT], er;
-	struct fts__band bd, hb;
+	struct fts__rec rec[MAX_OUT];
+	struct fts__band bd;
+	struct fts__pub next;
 	struct view v;
 	unsigned nfin = 0, no;
-	uint32_t used;
-	uint64_t mid, k0;
-	int64_t grow;
-	size_t total;
+	uint64_t mid;
+	size_t nfinal;
 
 	if (!c || before > after)
 		return fts__fail(EINVAL);
 	w = c->w;
-	if (w->loaded)
+	if (!w || w->loaded)
 		return fts__fail(EPERM);
 	mid = before + (after - before) / 2;
 	if (w->added && (before < w->last_after || mid <= w->s[w->ns - 1].x))
 		return fts__fail(EINVAL);
 	/* Room first, so that a history that cannot take the sample is left as it was. */
-	if (w->nfinal + MAX_ADDED > w->max_recs) {
+	if (w->pub.nfinal + MAX_ADDED > w->max_recs) {
 		size_t target = w->max_recs * 3 / 4;
 		if (target > w->max_recs - MAX_ADDED)
 			target = w->max_recs - MAX_ADDED;
 		if (compact(c, target ? target : 1) < 0)
 			return fts__fail(ENOMEM);
 	}
-	if (reserve(c, w->nfinal + MAX_OUT) < 0)
+	if (reserve(c, w->pub.nfinal + MAX_OUT) < 0)
 		return fts__fail(ENOMEM);
 
 	w->s[w->ns++] = (struct raw){ .x = mid, .h = after - mid, .r = ref_ns, .step = step };
@@ -709,54 +761,99 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 	}
 	no = nfin;
 	provisional(w, &v, o, &no);
-	FTS__ASSERT(no <= MAX_OUT);
+	FTS__ASSERT(no <= MAX_OUT && no - nfin <= FTS__MAX_PROV);
 	for (unsigned i = 0; i < no; i++)
 		to_rec(&o[i], &rec[i]);
-	total = w->nfinal + no;
-	if (total == 0)
+	nfinal = w->pub.nfinal;
+	if (nfinal + no == 0)
 		return 0;   /* one sample: nothing to convert with yet */
 
-	/* The lines carried on at the ends: from the newest sample at its interval's band,
-	 * from the first segment at the first interval's. */
+	/* The segments that became final go to the chunks, where no published state looks
+	 * yet; the rest, and the lines carried on at the ends, into the next state. */
+	for (unsigned i = 0; i < nfin; i++) {
+		FTS__ASSERT(i == 0 ? nfinal == 0 || o[0].key > key_at(c, nfinal - 1)
+				   : o[i].key > o[i - 1].key);
+		append(c, nfinal + i, o[i].key, &rec[i]);
+	}
+	next = w->pub;
+	next.nfinal = (uint32_t)(nfinal + nfin);
+	next.nprov = no - nfin;
+	for (unsigned i = nfin; i < no; i++) {
+		next.pkey[i - nfin] = o[i].key;
+		next.prov[i - nfin] = rec[i];
+	}
+	next.newest = w->s[w->ns - 1].x;
+	/* From the newest sample at its interval's band; from the first segment at the first
+	 * interval's. */
 	bd = v.band[w->ns - 2];
-	hb = w->have_first_band ? w->first_band : v.band[w->cur];
-
-	/* Publish: copies of what was worked out above. */
-	fts__calib_write_begin(c);
-	for (unsigned i = 0; i < no; i++) {
-		FTS__ASSERT(i == 0 || o[i].key > o[i - 1].key);
-		FTS__ASSERT(i > 0 || w->nfinal == 0 || o[0].key > key_at(c, w->nfinal - 1));
-		put(c, w->nfinal + i, o[i].key, &rec[i]);
+	next.tail.key = next.newest;
+	end_line(next.newest, w->s[w->ns - 1].r, 0,
+		 fts__pt_uncertainty(&v.p[w->ns - 1], bd.hi), &bd, &next.tail.rec, &next.tail.grow);
+	if (nfinal == 0) {   /* the first segment is new, or provisional */
+		const struct fts__band *hb = w->have_first_band ? &w->first_band : &v.band[w->cur];
+		head_of(hb, o[0].key, &rec[0], &next.head);
 	}
-	used = (uint32_t)((total + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS);
-	FTS__ST(c->dir[used - 1].count, (uint32_t)(total - (size_t)(used - 1) * FTS__CHUNK_RECS));
-	end_line(w->s[w->ns - 1].x, w->s[w->ns - 1].r, 0,
-		 fts__pt_uncertainty(&v.p[w->ns - 1], bd.hi), &bd, &er, &grow);
-	put_end(&c->tail, w->s[w->ns - 1].x, &er, grow);
-	{
-		const struct fts__chunk *ch0 = fts__chunk_at(c, c->dir[0].chunk);
-		k0 = ch0->key[0];
-		end_line(k0, ch0->rec[0].r0, 0, (double)ch0->rec[0].err, &hb, &er, &grow);
-		put_end(&c->head, k0, &er, grow);
-	}
-	FTS__ST(c->newest, w->s[w->ns - 1].x);
-	FTS__ST(c->nchunks, used);
-	w->nfinal += nfin;
-	FTS__ST(w->ntotal, total);
-	fts__calib_write_end(c);
+	publish(c, &next);
+	FTS__ASSERT(next.nfinal % 64 || list_ok(c));
 	return 0;
 }
 
-/* Room for n segments that the caller (the file loader) writes into the chunks before
- * the history is seen by anyone; it takes no samples after. */
-int fts__calib_publish_loaded(struct fts_calib *c, size_t n)
-{
-	struct fts__writer *w = c->w;
+/* ---- histories read from files, or copied ------------------------------------------- */
 
-	if (n > w->max_recs || reserve(c, n) < 0)
-		return -ENOMEM;
-	w->nfinal = w->ntotal = n;
-	w->loaded = 1;
+/* A history for n segments that the caller puts (fts__calib_put_loaded) and then
+ * publishes (fts__calib_publish_loaded); it takes no samples after. */
+struct fts_calib *fts__calib_new_loaded(size_t n)
+{
+	struct fts_calib_opts o = { .size = sizeof(o) };
+	struct fts_calib *c;
+
+	o.max_bytes = (n + 64) * (sizeof(struct fts__rec) + sizeof(uint64_t));
+	if (!(c = fts_calib_new_opts(&o)))
+		return NULL;
+	if (n > c->w->max_recs || reserve(c, n) < 0) {
+		fts_calib_free(c);
+		return fts__fail_null(ENOMEM);
+	}
+	c->w->loaded = 1;
+	return c;
+}
+
+void fts__calib_put_loaded(struct fts_calib *c, size_t pos, uint64_t key, const struct fts__rec *r)
+{
+	put_at(c, 0, pos, key, r);
+}
+
+void fts__calib_publish_loaded(struct fts_calib *c, size_t n, const struct fts__end *head,
+			       const struct fts__end *tail, uint64_t newest)
+{
+	struct fts__pub p = { .newest = newest, .nfinal = (uint32_t)n, .head = *head, .tail = *tail };
+
+	publish(c, &p);
+}
+
+/* Segment i of state p of any history, checked as a reader checks: -1 if p has no
+ * segment i. */
+int fts__pub_segment(const struct fts_calib *c, const struct fts__pub *p, size_t i, uint64_t *key,
+		     struct fts__rec *r)
+{
+	uint32_t nf = FTS__LD(p->nfinal), np = FTS__LD(p->nprov), k;
+	struct fts__line l;
+
+	if (np > FTS__MAX_PROV || i >= (size_t)nf + np ||
+	    ((uint64_t)nf + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS > c->dircap)
+		return -1;
+	if (i >= nf) {
+		*key = FTS__LD(p->pkey[i - nf]);
+		fts__rec_load(c, &p->prov[i - nf], &l);
+	} else {
+		k = FTS__LD(c->dir[FTS__LD(p->dir) & 1][i / FTS__CHUNK_RECS].chunk);
+		if (k >= c->dircap)
+			return -1;
+		*key = FTS__LD(fts__chunk_at(c, k)->key[i % FTS__CHUNK_RECS]);
+		fts__rec_load(c, &fts__chunk_at(c, k)->rec[i % FTS__CHUNK_RECS], &l);
+	}
+	*r = (struct fts__rec){ .r0 = l.r0, .mult = l.mult, .err = l.err, .shift = l.shift,
+				.flags = l.flags };
 	return 0;
 }
 
@@ -765,19 +862,15 @@ int fts__calib_publish_loaded(struct fts_calib *c, size_t n)
 void fts__calib_reset(struct fts_calib *c)
 {
 	struct fts__writer *w = c->w;
+	struct fts__pub empty = { .dir = w->pub.dir };
 
-	fts__calib_write_begin(c);
-	FTS__ST(c->nchunks, (uint32_t)0);
-	FTS__ST(c->newest, (uint64_t)0);
-	fts__calib_write_end(c);
+	publish(c, &empty);
 	for (uint32_t k = 0; k < w->nalloc; k++)
 		w->spare[k] = k;
 	w->nspare = w->nalloc;
 	w->nclaimed = 0;
 	w->ns = w->cur = w->nenv = 0;
 	w->added = w->last_after = 0;
-	w->nfinal = 0;
-	FTS__ST(w->ntotal, (size_t)0);
 	w->have_first_band = 0;
 }
 
@@ -798,51 +891,90 @@ static int opts_read(const struct fts_calib_opts *o, struct fts_calib_opts *v)
 	return 0;
 }
 
-struct fts_calib *fts_calib_new_opts(const struct fts_calib_opts *opts)
+/* The region a history with these options needs: its chunks (dircap) and length; the
+ * segments it may keep. */
+int fts__calib_dims(const struct fts_calib_opts *opts, uint32_t *dircap, size_t *len,
+		    size_t *recs)
+{
+	struct fts_calib_opts o;
+	size_t d0, d1, pool, bytes, chunks;
+
+	if (opts_read(opts, &o) < 0 || (o.max_samples && o.max_samples < MIN_MAX_SAMPLES))
+		return -EINVAL;
+	bytes = o.max_bytes ? o.max_bytes : DEFAULT_MAX_BYTES;
+	*recs = bytes / (sizeof(struct fts__rec) + sizeof(uint64_t));
+	if (o.max_samples && o.max_samples - 1 < *recs)
+		*recs = o.max_samples - 1;
+	if (*recs < MAX_ADDED + 1)     /* a max_bytes too small for the provisional end */
+		return -EINVAL;
+	/* Chunks for the list, twice (a merge builds the new list beside the old). */
+	chunks = 2 * ((*recs + MAX_OUT) / FTS__CHUNK_RECS + 2);
+	if (chunks > UINT32_MAX / 2)
+		return -EINVAL;
+	*dircap = (uint32_t)chunks;
+	*len = fts__region_layout(*dircap, &d0, &d1, &pool);
+	return 0;
+}
+
+/* A history over a region of memory: the caller's (zeroed, len from fts__calib_dims), or
+ * reserved here when region is NULL (pages come as chunks fill). */
+struct fts_calib *fts__calib_new_at(const struct fts_calib_opts *opts, void *region, size_t len)
 {
 	struct fts_calib_opts o;
 	struct fts_calib *c;
 	struct fts__writer *w;
-	size_t bytes, recs, chunks, map;
-	void *m;
+	uint32_t dircap;
+	size_t need, recs;
+	int rc;
 
-	if (opts_read(opts, &o) < 0 || (o.max_samples && o.max_samples < MIN_MAX_SAMPLES))
-		return fts__fail_null(EINVAL);
-	bytes = o.max_bytes ? o.max_bytes : DEFAULT_MAX_BYTES;
-	recs = bytes / (sizeof(struct fts__rec) + sizeof(uint64_t));
-	if (o.max_samples && o.max_samples - 1 < recs)
-		recs = o.max_samples - 1;
-	if (recs < MAX_ADDED + 1)     /* a max_bytes too small for the provisional end */
-		return fts__fail_null(EINVAL);
-	/* Chunks for the list, twice (a merge builds the new list beside the old). The
-	 * memory is reserved, not used: pages come as chunks fill. */
-	chunks = 2 * ((recs + MAX_OUT) / FTS__CHUNK_RECS + 2);
-	if (chunks > UINT32_MAX / 2)
-		return fts__fail_null(EINVAL);
-	map = chunks * (sizeof(struct fts__chunk) + sizeof(struct fts__dirent));
-	if (posix_memalign((void **)&c, 64, sizeof(*c)))
-		return fts__fail_null(ENOMEM);
-	memset(c, 0, sizeof(*c));
+	if ((rc = fts__calib_dims(opts, &dircap, &need, &recs)) < 0 || (region && len < need))
+		return fts__fail_null(rc < 0 ? -rc : EINVAL);
+	opts_read(opts, &o);
+	c = calloc(1, sizeof(*c));
 	w = calloc(1, sizeof(*w));
-	m = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!region) {
+		region = mmap(NULL, need, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (region == MAP_FAILED)
+			region = NULL;
+		else if (c)
+			c->region = region;
+	}
 	if (w)
-		w->spare = malloc(chunks * sizeof(*w->spare));
-	if (!w || !w->spare || m == MAP_FAILED) {
-		if (m != MAP_FAILED)
-			munmap(m, map);
+		w->spare = malloc((size_t)dircap * sizeof(*w->spare));
+	if (!c || !w || !w->spare || !region) {
+		if (c && c->region)
+			munmap(c->region, need);
 		if (w)
 			free(w->spare);
 		free(w);
 		free(c);
 		return fts__fail_null(ENOMEM);
 	}
-	c->pool = m;
-	c->dir = (struct fts__dirent *)(void *)((char *)m + chunks * sizeof(struct fts__chunk));
-	c->dircap = (uint32_t)chunks;
+	fts__calib_layout(c, region, dircap);
+	c->region_len = need;
+	c->flags_ok = FTS__SEG_STEP | FTS__SEG_FAST;
 	c->w = w;
 	w->tol = (o.rate_tol_ppb ? o.rate_tol_ppb : DEFAULT_RATE_TOL_PPB) * 1e-9;
 	w->max_recs = recs;
 	return c;
+}
+
+void fts__calib_layout(struct fts_calib *c, void *region, uint32_t dircap)
+{
+	size_t d0, d1, pool;
+
+	fts__region_layout(dircap, &d0, &d1, &pool);
+	c->hot = region;
+	c->dir[0] = (struct fts__dirent *)(void *)((char *)region + d0);
+	c->dir[1] = (struct fts__dirent *)(void *)((char *)region + d1);
+	c->pool = (char *)region + pool;
+	c->dircap = dircap;
+}
+
+struct fts_calib *fts_calib_new_opts(const struct fts_calib_opts *opts)
+{
+	return fts__calib_new_at(opts, NULL, 0);
 }
 
 struct fts_calib *fts_calib_new(void)
@@ -854,8 +986,10 @@ void fts_calib_free(struct fts_calib *c)
 {
 	if (!c)
 		return;
-	munmap(c->pool, (size_t)c->dircap * (sizeof(struct fts__chunk) + sizeof(struct fts__dirent)));
-	free(c->w->spare);
+	if (c->region)
+		munmap(c->region, c->region_len);
+	if (c->w)
+		free(c->w->spare);
 	free(c->w);
 	free(c);
 }

@@ -50,27 +50,21 @@ static int line_run(const struct fts__line *seg, const fast_timestamp_t *stamps,
 	return 1;
 }
 
-/* x's bound widened by slack, unless that overflows. */
-static int widen(int64_t *err, int64_t slack)
-{
-	if (*err > INT64_MAX - slack)
-		return -ERANGE;
-	*err += slack;
-	return 0;
-}
-
-/* Convert stamps[0..n) into ns/err (err may be NULL); the history is prepared. A stamp
- * past the newest sample gets tail_slack more bound (see fts__clock_check). */
+/* Convert stamps[0..n) into ns/err (err may be NULL) with the process clock's
+ * histories (fts__clock_view): the one in use, and the one used before it, if any.
+ * fresh, if not NULL, is a clock read after every stamp (fts__clock_fresh), for those
+ * past the newest sample. -EAGAIN when a history another process writes kept moving. */
 static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
-			int64_t tail_slack)
+			const struct fts__line *fresh)
 {
-	const struct fts_calib *h = fts__clock_history();
-	struct fts__line seg;
-	uint64_t newest;
-	unsigned seq;
+	struct fts__clock_view v;
+	struct fts__line seg, otail;
+	uint64_t newest, onewest = 0;
+	unsigned latch, tries = 0;
 	int rc;
 
-	if (!h) {   /* no history yet: only tagged stamps can be converted */
+	fts__clock_view(&v);
+	if (!v.cur) {   /* no history yet: only tagged stamps can be converted */
 		for (size_t i = 0; i < n; i++) {
 			if (!(stamps[i] & FTS_STAMP_CLOCK_TAG))
 				return -EAGAIN;
@@ -80,21 +74,34 @@ static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, i
 		}
 		return 0;
 	}
+	if (v.old) {   /* a copy: no one writes it */
+		onewest = fts__calib_newest_counter(v.old);
+		fts__calib_find(v.old, onewest + 1, &otail);
+	}
 retry:
-	seq = fts__calib_read_begin(h);
+	if (v.cur->bounded && tries++ == FTS__MAX_RETRIES)
+		return -EAGAIN;
+	latch = fts__latch_begin(v.cur);
 	rc = 0;
-	newest = fts__calib_newest_counter(h);
+	newest = FTS__LD(fts__pub_of(v.cur, latch)->newest);
 	seg.c0 = 1;   /* no interval cached yet: c0 > c1 */
 	seg.c1 = 0;
 	seg.grow = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		fast_timestamp_t x = stamps[i];
+		int64_t *e = err ? &err[i] : NULL;
+		struct fts__line ol;
 		int where;
 
 		if (x & FTS_STAMP_CLOCK_TAG) {
 			ns[i] = clock_stamp_ns(x);
-			if (err)
-				err[i] = 0;
+			if (e)
+				*e = 0;
+			continue;
+		}
+		if (v.old && x <= onewest) {
+			where = fts__calib_find(v.old, x, &ol);
+			rc = where == -ENODATA ? -EAGAIN : fts__line_convert(&ol, where, x, &ns[i], e);
 			continue;
 		}
 		/* Sorted batches stay in one segment (or past the newest): no look-up. */
@@ -104,20 +111,23 @@ retry:
 			where = 0;
 		} else if (seg.grow && x > newest && seg.c0 == newest) {
 			where = 1;
-		} else if ((where = fts__calib_lookup(h, x, &seg)) == -ENODATA) {
+		} else if ((where = fts__pub_lookup(v.cur, fts__pub_of(v.cur, latch), x, &seg)) == -ENODATA) {
 			rc = -EAGAIN;
+			break;
 		}
-		if (rc == 0)
-			rc = fts__line_convert(&seg, where, x, &ns[i], err ? &err[i] : NULL);
-		if (rc == 0 && where > 0 && err)
-			rc = widen(&err[i], tail_slack);
+		if (where < 0 && v.old)
+			rc = fts__bridge(&otail, &seg, x, &ns[i], e);
+		else if (where > 0 && fresh)
+			rc = fts__bridge(&seg, fresh, x, &ns[i], e);
+		else
+			rc = fts__line_convert(&seg, where, x, &ns[i], e);
 		if (where < 0) {  /* a line cached from before the history is no use */
 			seg.c0 = 1;
 			seg.c1 = 0;
 			seg.grow = 0;
 		}
 	}
-	if (fts__calib_read_retry(h, seq))
+	if (fts__latch_retry(v.cur, latch))
 		goto retry;
 	return rc;
 }
@@ -130,25 +140,11 @@ static int prepare(uint64_t newest)
 	return fts__clock_prepare(newest);
 }
 
-/* The newest stamp x past the history: check the clock after it (fts__clock_check);
- * the slack its stamps' bounds need, and x's interval in seg. */
-static int check_tail(uint64_t x, struct fts__line *seg, int64_t *slack)
-{
-	const struct fts_calib *h = fts__clock_history();
-	int where = fts__calib_find(h, x, seg);
-
-	*slack = 0;
-	if (where > 0 && fts__clock_check(x, seg, slack) == 1)
-		where = fts__calib_find(h, x, seg);
-	return where;
-}
-
 static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err)
 {
 	uint64_t newest = 0;
-	int64_t slack = 0;
-	struct fts__line seg;
-	int have_counter = 0, rc;
+	struct fts__line fresh;
+	int have_counter = 0, have_fresh = 0, rc;
 
 	for (size_t i = 0; i < n; i++) {
 		if (stamps[i] & FTS_STAMP_CLOCK_TAG)
@@ -157,42 +153,34 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 		if (stamps[i] > newest)
 			newest = stamps[i];
 	}
-	if (have_counter) {
-		if ((rc = prepare(newest)) < 0)
+	for (int tries = 0; tries < 3; tries++) {
+		if (have_counter) {
+			if ((rc = prepare(newest)) < 0)
+				return rc;
+			have_fresh = fts__clock_fresh(newest, &fresh) == 1;
+		}
+		rc = convert_many(stamps, n, ns, err, have_fresh ? &fresh : NULL);
+		/* a shared history that kept moving: the clock leaves it (fts__clock_view) */
+		if (rc != -EAGAIN || !fts__clock_leave_shared("its state kept changing under a read"))
 			return rc;
-		if (fts__clock_history())
-			check_tail(newest, &seg, &slack);
 	}
-	return convert_many(stamps, n, ns, err, slack);
+	return rc;
 }
 
 int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
 {
-	struct fts__line seg;
-	fast_timestamp_t x;
-	int64_t v, e, slack;
-	int where, rc;
+	int64_t v, e;
+	int rc;
 
 	if (!stamp || !ns)
 		return fts__fail(EINVAL);
-	x = *stamp;
-	if (x & FTS_STAMP_CLOCK_TAG) {
-		*ns = clock_stamp_ns(x);
+	if (*stamp & FTS_STAMP_CLOCK_TAG) {
+		*ns = clock_stamp_ns(*stamp);
 		if (err_ns)
 			*err_ns = 0;
 		return 0;
 	}
-	/* One stamp: the array path without its loop. */
-	if ((rc = prepare(x)) < 0)
-		return fts__fail(-rc);
-	where = check_tail(x, &seg, &slack);
-	if (where == -ENODATA)
-		rc = -EAGAIN;
-	else
-		rc = fts__line_convert(&seg, where, x, &v, err_ns ? &e : NULL);
-	if (rc == 0 && where > 0 && err_ns)
-		rc = widen(&e, slack);
-	if (rc < 0)
+	if ((rc = convert_checked(stamp, 1, &v, err_ns ? &e : NULL)) < 0)
 		return fts__fail(-rc);
 	*ns = v;
 	if (err_ns)

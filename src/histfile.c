@@ -170,29 +170,68 @@ static void put_rec(unsigned char *p, uint64_t key, const struct fts__rec *r)
 	put32(p + 36, r->flags);
 }
 
+/* A line carried on at an end: its record, then its growth. */
+static void put_line(unsigned char *p, const struct fts__line *l)
+{
+	struct fts__rec r = { .r0 = l->r0, .mult = l->mult, .err = l->err, .shift = l->shift,
+			      .flags = l->flags };
+	put_rec(p, l->c0, &r);
+	put64(p + SEG_BYTES, (uint64_t)l->grow);
+}
+
+/* The SEGS payload of the state published now, read as a reader reads: a history
+ * another process writes is read again when it moved meanwhile. */
+static int segs_payload(const struct fts_calib *c, unsigned char **out, size_t *outlen)
+{
+	for (unsigned tries = 0; tries < FTS__MAX_RETRIES; tries++) {
+		unsigned latch = fts__latch_begin(c);
+		const struct fts__pub *p = fts__pub_of(c, latch);
+		size_t n = (size_t)FTS__LD(p->nfinal) + FTS__LD(p->nprov), len;
+		struct fts__line hl, tl;
+		unsigned char *b;
+		int bad = 0;
+
+		if (!FTS__LD(p->newest) || n == 0) {
+			if (fts__latch_retry(c, latch))
+				continue;
+			return -ENODATA;
+		}
+		len = SEGS_FIXED + n * SEG_BYTES;
+		if (len > MAX_BLOCK)
+			return -EFBIG;
+		if (!(b = malloc(len)))
+			return -ENOMEM;
+		fts__end_load(c, &p->head, &hl);
+		fts__end_load(c, &p->tail, &tl);
+		put64(b, n);
+		put64(b + 8, FTS__LD(p->newest));
+		put_line(b + 16, &hl);
+		put_line(b + 16 + END_BYTES, &tl);
+		for (size_t i = 0; i < n && !bad; i++) {
+			uint64_t key;
+			struct fts__rec r;
+			bad = fts__pub_segment(c, p, i, &key, &r) < 0;
+			if (!bad)
+				put_rec(b + SEGS_FIXED + i * SEG_BYTES, key, &r);
+		}
+		if (!fts__latch_retry(c, latch) && !bad) {
+			*out = b;
+			*outlen = len;
+			return 0;
+		}
+		free(b);
+	}
+	return -EAGAIN;
+}
+
 int fts__calib_save_head(const struct fts_calib *c, int fd, const struct fts__head *h)
 {
-	size_t n = fts__calib_segments(c), len = SEGS_FIXED + n * SEG_BYTES;
 	unsigned char *b;
+	size_t len;
 	int rc;
 
-	if (n == 0)
-		return -ENODATA;
-	if (len > MAX_BLOCK)
-		return -EFBIG;
-	if (!(b = malloc(len)))
-		return -ENOMEM;
-	put64(b, n);
-	put64(b + 8, c->newest);
-	put_rec(b + 16, c->head.key, &c->head.rec);
-	put64(b + 16 + SEG_BYTES, (uint64_t)c->head.grow);
-	put_rec(b + 16 + END_BYTES, c->tail.key, &c->tail.rec);
-	put64(b + 16 + END_BYTES + SEG_BYTES, (uint64_t)c->tail.grow);
-	for (size_t i = 0; i < n; i++) {
-		const struct fts__chunk *ch = fts__chunk_at(c, c->dir[i / FTS__CHUNK_RECS].chunk);
-		put_rec(b + SEGS_FIXED + i * SEG_BYTES, ch->key[i % FTS__CHUNK_RECS],
-			&ch->rec[i % FTS__CHUNK_RECS]);
-	}
+	if ((rc = segs_payload(c, &b, &len)) < 0)
+		return rc;
 	if ((rc = fts__write_header(fd, h)) == 0)
 		rc = fts__write_block(fd, FTS__BLK_SEGS, b, (uint32_t)len);
 	free(b);
@@ -296,7 +335,6 @@ static struct fts_calib *load_segs(const unsigned char *b, uint32_t len, int *er
 {
 	uint64_t n, newest, hk, tk, prev = 0;
 	struct fts__rec hr, tr;
-	struct fts_calib_opts o = { .size = sizeof(o) };
 	struct fts_calib *c;
 	int64_t hg, tg;
 
@@ -313,18 +351,11 @@ static struct fts_calib *load_segs(const unsigned char *b, uint32_t len, int *er
 	if (hg < 0 || tg < 0 || tk != newest || check_rec(&hr, hk, hk) || check_rec(&tr, tk, tk))
 		goto bad;
 	hr.flags = tr.flags = 0;
-	o.max_bytes = (size_t)(n + 64) * (sizeof(struct fts__rec) + sizeof(uint64_t));
-	if (!(c = fts_calib_new_opts(&o))) {
+	if (!(c = fts__calib_new_loaded(n))) {
 		*err = errno;
 		return NULL;
 	}
-	if (fts__calib_publish_loaded(c, n) < 0) {
-		fts_calib_free(c);
-		*err = ENOMEM;
-		return NULL;
-	}
 	for (uint64_t i = 0; i < n; i++) {
-		struct fts__chunk *ch = fts__chunk_at(c, c->dir[i / FTS__CHUNK_RECS].chunk);
 		uint64_t key, end;
 		struct fts__rec r;
 
@@ -335,16 +366,13 @@ static struct fts_calib *load_segs(const unsigned char *b, uint32_t len, int *er
 			goto bad;
 		}
 		prev = key;
-		ch->key[i % FTS__CHUNK_RECS] = key;
-		ch->rec[i % FTS__CHUNK_RECS] = r;
-		if (i % FTS__CHUNK_RECS == 0)
-			c->dir[i / FTS__CHUNK_RECS].first = key;
-		c->dir[i / FTS__CHUNK_RECS].count = (uint32_t)(i % FTS__CHUNK_RECS + 1);
+		fts__calib_put_loaded(c, i, key, &r);
 	}
-	c->head = (struct fts__end){ .key = hk, .rec = hr, .grow = hg };
-	c->tail = (struct fts__end){ .key = tk, .rec = tr, .grow = tg };
-	c->newest = newest;
-	c->nchunks = (uint32_t)((n + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS);
+	{
+		struct fts__end head = { .key = hk, .rec = hr, .grow = hg },
+				tail = { .key = tk, .rec = tr, .grow = tg };
+		fts__calib_publish_loaded(c, n, &head, &tail, newest);
+	}
 	return c;
 bad:
 	*err = EBADMSG;

@@ -1,16 +1,23 @@
 /* history.h - a history's published form, and its read side inline (the conversion
- * hot path). calib.c estimates and writes; readers only read, under a sequence count,
- * and write nothing shared.
+ * hot path). calib.c estimates and writes; readers only read, and write nothing shared.
  *
  * The history is a list of segments, each a line with a bound: for a counter value x
  * from the segment's key up to the next key, the reference read within err of
- * r0 + (x - key) * mult / 2^shift. Keys and segments sit in chunks of
- * FTS__CHUNK_RECS; a directory lists the chunks in order. Before the first key and
- * after the newest sample, head and tail carry a line on at a band's middle rate, the
- * bound growing by half its width. Everything is found by offsets from the history's
- * memory (the directory and a pool of chunks): the same layout can be read from a
- * file mapped into another process, where every index and count is checked. Not
- * installed. */
+ * r0 + (x - key) * mult / 2^shift. Final segments, which no later sample changes, sit in
+ * chunks of FTS__CHUNK_RECS, listed in order by a directory; the few after them that the
+ * next samples may still change (provisional), and the lines carried on before the first
+ * key (head) and after the newest sample (tail), sit in the published state itself.
+ *
+ * Publishing is a latch (the kernel's seqcount latch): the state is kept twice, and a
+ * counter says which copy readers take. The writer moves readers to one copy, rewrites
+ * the other, moves them over, and rewrites the first. Readers never wait: one copy is
+ * always whole, even when the writer stops half way (a killed process publishing to a
+ * file). A reader retries when the counter moved while it read. Final segments are
+ * written to the chunks before a state that counts them is published, and are not
+ * changed while one does; a merge (rule 10) writes a new list into free chunks and the
+ * other directory. Everything lies at fixed offsets in one region of memory, so the
+ * same layout can be mapped from a file by other processes (shared.c), where every
+ * index and count read is checked against the reader's own limits. Not installed. */
 #ifndef FTS__HISTORY_H
 #define FTS__HISTORY_H
 
@@ -20,6 +27,7 @@
 #include "internal.h"
 
 #define FTS__CHUNK_RECS 256
+#define FTS__MAX_PROV 8      /* provisional segments at most */
 
 #define FTS__SEG_STEP 1u     /* the segment holds a step (rule 7) */
 #define FTS__SEG_FAST 2u     /* rising, and its line fits 64 bits over its whole span */
@@ -41,7 +49,7 @@ struct fts__chunk {
 struct fts__dirent {
 	uint64_t first;      /* key[0] of the chunk */
 	uint32_t chunk;      /* index in the pool */
-	uint32_t count;      /* segments in it, 1..FTS__CHUNK_RECS */
+	uint32_t pad;
 };
 
 /* A line carried on outside the history: est = r0 + (x - key) * mult / 2^shift,
@@ -52,21 +60,53 @@ struct fts__end {
 	int64_t grow;
 };
 
+/* One published state. Chunk k of the final list holds FTS__CHUNK_RECS segments, the
+ * last one the rest. */
+struct fts__pub {
+	uint64_t newest;              /* counter of the newest sample; 0: no segment yet */
+	uint32_t nfinal;              /* final segments */
+	uint32_t dir;                 /* 0 or 1: the directory that lists their chunks */
+	uint32_t nprov;               /* provisional segments after them */
+	uint32_t pad;
+	struct fts__end head, tail;
+	uint64_t pkey[FTS__MAX_PROV];
+	struct fts__rec prov[FTS__MAX_PROV];
+};
+
+/* The start of a history's region: the latch and the two states. The two directories
+ * and the pool of chunks follow at offsets fts__region_layout() gives. */
+struct fts__hot {
+	_Alignas(64) uint32_t latch;  /* readers take pub[latch & 1] */
+	uint32_t pad;
+	struct fts__pub pub[2];
+};
+
 struct fts__writer;
 
 struct fts_calib {
-	/* Read by readers, written by the writer under seq. */
-	_Alignas(64) unsigned seq;
-	uint32_t nchunks;             /* directory entries in use */
-	uint64_t newest;              /* counter of the newest sample; 0 with fewer than two */
-	struct fts__end head, tail;
-	/* Fixed at creation. */
-	struct fts__dirent *dir;      /* dircap entries */
+	struct fts__hot *hot;
+	struct fts__dirent *dir[2];   /* dircap entries each */
 	char *pool;                   /* dircap chunks */
-	uint32_t dircap;
-	/* Writer only. */
-	struct fts__writer *w;
+	uint32_t dircap;              /* the reader's own limit on every index */
+	uint32_t flags_ok;            /* segment flags this reader may trust */
+	int bounded;                  /* retries are bounded: another process writes */
+	void *region;                 /* what to unmap at free, and its length */
+	size_t region_len;
+	struct fts__writer *w;        /* NULL: a view of a history written elsewhere */
 };
+
+/* The region for dircap chunks: where the directories and the pool start, and its
+ * length. */
+static inline size_t fts__region_layout(uint32_t dircap, size_t *dir0, size_t *dir1, size_t *pool)
+{
+	size_t d = ((sizeof(struct fts__hot) + 4095) & ~(size_t)4095);
+	size_t dl = (((size_t)dircap * sizeof(struct fts__dirent)) + 4095) & ~(size_t)4095;
+
+	*dir0 = d;
+	*dir1 = d + dl;
+	*pool = d + 2 * dl;
+	return *pool + (size_t)dircap * sizeof(struct fts__chunk);
+}
 
 /* What a reader copies: the line for a counter value, and where it applies. */
 struct fts__line {
@@ -81,45 +121,48 @@ static inline struct fts__chunk *fts__chunk_at(const struct fts_calib *c, uint32
 	return (struct fts__chunk *)(void *)(c->pool + (size_t)k * sizeof(struct fts__chunk));
 }
 
-/* The writer's side of the sequence count: an odd count while it writes. */
-static inline void fts__calib_write_begin(struct fts_calib *c)
+/* ---- the latch ------------------------------------------------------------------------ */
+
+/* Writer: move readers to the other copy. What was written before is seen by whoever
+ * sees the move; what is written after, only with the move (the fence pairs with the
+ * reader's in fts__latch_retry). */
+static inline void fts__latch_flip(struct fts__hot *h)
 {
-	FTS__ST(c->seq, c->seq + 1);
+	__atomic_store_n(&h->latch, FTS__LD(h->latch) + 1, __ATOMIC_RELEASE);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
-static inline void fts__calib_write_end(struct fts_calib *c)
+static inline unsigned fts__latch_begin(const struct fts_calib *c)
 {
-	__atomic_store_n(&c->seq, c->seq + 1, __ATOMIC_RELEASE);
+	return __atomic_load_n(&c->hot->latch, __ATOMIC_ACQUIRE);
 }
 
-static inline unsigned fts__calib_read_begin(const struct fts_calib *c)
-{
-	unsigned s;
-	while ((s = __atomic_load_n(&c->seq, __ATOMIC_ACQUIRE)) & 1)
-		FTS__RELAX();
-	return s;
-}
-
-static inline int fts__calib_read_retry(const struct fts_calib *c, unsigned seq)
+static inline int fts__latch_retry(const struct fts_calib *c, unsigned l)
 {
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return FTS__LD(c->seq) != seq;
+	return FTS__LD(c->hot->latch) != l;
 }
 
-static inline void fts__rec_load(const struct fts__rec *src, struct fts__line *l)
+/* How often a reader of a history that another process writes retries before it
+ * gives up: the writer republishes at most a few times a second, so this many moves
+ * during one look-up say the file is not a history being written. */
+#define FTS__MAX_RETRIES 1000
+
+static inline void fts__rec_load(const struct fts_calib *c, const struct fts__rec *src,
+				 struct fts__line *l)
 {
 	l->r0 = FTS__LD(src->r0);
 	l->mult = FTS__LD(src->mult);
 	l->err = FTS__LD(src->err);
 	l->shift = FTS__LD(src->shift);
-	l->flags = FTS__LD(src->flags);
+	l->flags = FTS__LD(src->flags) & c->flags_ok;
 }
 
-static inline void fts__end_load(const struct fts__end *e, struct fts__line *l)
+static inline void fts__end_load(const struct fts_calib *c, const struct fts__end *e,
+				 struct fts__line *l)
 {
 	l->c0 = l->c1 = FTS__LD(e->key);
-	fts__rec_load(&e->rec, l);
+	fts__rec_load(c, &e->rec, l);
 	l->grow = FTS__LD(e->grow);
 }
 
@@ -138,69 +181,89 @@ static inline uint32_t fts__search(const uint64_t *keys, uint32_t n, uint64_t x,
 	return lo;
 }
 
-/* Look x up without the sequence count: the caller retries. Every index and count is
+/* Look x up in state p without the latch: the caller retries. Every index and count is
  * checked, so a torn or hostile copy gives a wrong answer, never a wild read.
- * -ENODATA (no segment), -1 (before the first key), 1 (after the newest sample), or
- * 0 (inside), with the line in l. */
-static inline int fts__calib_lookup(const struct fts_calib *c, uint64_t x, struct fts__line *l)
+ * -ENODATA (no segment, or a state that is not one), -1 (before the first key), 1
+ * (after the newest sample), or 0 (inside), with the line in l. */
+static inline int fts__pub_lookup(const struct fts_calib *c, const struct fts__pub *p, uint64_t x,
+				  struct fts__line *l)
 {
-	uint32_t n = FTS__LD(c->nchunks), d, m, i;
+	uint64_t newest = FTS__LD(p->newest);
+	uint32_t nf = FTS__LD(p->nfinal), np = FTS__LD(p->nprov), nc, d, m, i, di;
+	const struct fts__dirent *dir;
 	const struct fts__chunk *ch;
-	struct fts__dirent e;
 
-	if (n == 0 || n > c->dircap) {
-		*l = (struct fts__line){ .c0 = 1 };   /* well formed, matches nothing */
-		return -ENODATA;
-	}
-	if (x < FTS__LD(c->dir[0].first)) {
-		fts__end_load(&c->head, l);
+	nc = (uint32_t)(((uint64_t)nf + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS);
+	if (!newest || np > FTS__MAX_PROV || nc > c->dircap || nf + np == 0)
+		goto none;
+	if (x < FTS__LD(p->head.key)) {
+		fts__end_load(c, &p->head, l);
 		return -1;
 	}
-	if (x > FTS__LD(c->newest)) {
-		fts__end_load(&c->tail, l);
+	if (x > newest) {
+		fts__end_load(c, &p->tail, l);
 		return 1;
 	}
-	/* Recent stamps are the common case: the last chunk first. */
-	d = n - 1;
-	if (x < FTS__LD(c->dir[d].first))
-		d = fts__search(&c->dir[0].first, n - 1, x, sizeof(struct fts__dirent));
-	e.chunk = FTS__LD(c->dir[d].chunk);
-	e.count = FTS__LD(c->dir[d].count);
-	if (e.chunk >= c->dircap || e.count == 0 || e.count > FTS__CHUNK_RECS) {
-		*l = (struct fts__line){ .c0 = 1 };
-		return -ENODATA;
+	if (np && (nf == 0 || x >= FTS__LD(p->pkey[0]))) {
+		i = fts__search(p->pkey, np, x, sizeof(uint64_t));
+		l->c0 = FTS__LD(p->pkey[i]);
+		l->c1 = i + 1 < np ? FTS__LD(p->pkey[i + 1]) : newest;
+		fts__rec_load(c, &p->prov[i], l);
+		l->grow = 0;
+		return 0;
 	}
-	ch = fts__chunk_at(c, e.chunk);
-	m = e.count;
+	di = FTS__LD(p->dir) & 1;
+	dir = c->dir[di];
+	/* Recent stamps are the common case: the last chunk first. */
+	d = nc - 1;
+	if (x < FTS__LD(dir[d].first))
+		d = fts__search(&dir[0].first, nc - 1, x, sizeof(struct fts__dirent));
+	di = FTS__LD(dir[d].chunk);
+	if (di >= c->dircap)
+		goto none;
+	ch = fts__chunk_at(c, di);
+	m = d + 1 < nc ? FTS__CHUNK_RECS : nf - d * FTS__CHUNK_RECS;
 	i = x >= FTS__LD(ch->key[m - 1]) ? m - 1 : fts__search(ch->key, m, x, sizeof(uint64_t));
 	l->c0 = FTS__LD(ch->key[i]);
 	if (i + 1 < m)
 		l->c1 = FTS__LD(ch->key[i + 1]);
-	else if (d + 1 < n)
-		l->c1 = FTS__LD(c->dir[d + 1].first);
+	else if (d + 1 < nc)
+		l->c1 = FTS__LD(dir[d + 1].first);
 	else
-		l->c1 = FTS__LD(c->newest);
-	fts__rec_load(&ch->rec[i], l);
+		l->c1 = np ? FTS__LD(p->pkey[0]) : newest;
+	fts__rec_load(c, &ch->rec[i], l);
 	l->grow = 0;
 	return 0;
+none:
+	*l = (struct fts__line){ .c0 = 1 };   /* well formed, matches nothing */
+	return -ENODATA;
 }
 
-/* The line for x, copied under the sequence count (a consistent copy). */
+/* The state readers take now, for the latch value l. */
+static inline const struct fts__pub *fts__pub_of(const struct fts_calib *c, unsigned l)
+{
+	return &c->hot->pub[l & 1];
+}
+
+/* The line for x, from one whole state. -EAGAIN when a history written by another
+ * process kept moving (see FTS__MAX_RETRIES). */
 static inline int fts__calib_find(const struct fts_calib *c, uint64_t x, struct fts__line *l)
 {
-	unsigned seq;
+	unsigned latch, tries = 0;
 	int where;
 
 	do {
-		seq = fts__calib_read_begin(c);
-		where = fts__calib_lookup(c, x, l);
-	} while (fts__calib_read_retry(c, seq));
+		if (c->bounded && tries++ == FTS__MAX_RETRIES)
+			return -EAGAIN;
+		latch = fts__latch_begin(c);
+		where = fts__pub_lookup(c, fts__pub_of(c, latch), x, l);
+	} while (fts__latch_retry(c, latch));
 	return where;
 }
 
 static inline uint64_t fts__calib_newest_counter(const struct fts_calib *c)
 {
-	return FTS__LD(c->newest);
+	return FTS__LD(fts__pub_of(c, fts__latch_begin(c))->newest);
 }
 
 static inline __int128 fts__mulshift(uint64_t d, int64_t m, uint32_t shift)
@@ -245,7 +308,8 @@ static inline int fts__line_convert(const struct fts__line *l, int where, uint64
 	__int128 est, bound;
 	uint64_t d;
 
-	if (l->err > INT64_MAX)   /* the writer says the segment does not fit */
+	/* the writer says the segment does not fit; or it is not one (a hostile file) */
+	if (l->err > INT64_MAX || l->shift > 62 || l->grow < 0)
 		return -ERANGE;
 	if (where == 0 && (l->flags & FTS__SEG_FAST)) {
 		*ns = fts__line_at(l, x);
@@ -263,6 +327,39 @@ static inline int fts__line_convert(const struct fts__line *l, int where, uint64
 	*ns = (int64_t)est;
 	if (err)
 		*err = (int64_t)bound;
+	return 0;
+}
+
+/* Rule 11, the bridge: x lies between the end of one history's samples and the start of
+ * another's, or past the newest sample of a history with a clock read after it (a line
+ * through the read, at the tail's band). Between them the clock stepped at most once
+ * and otherwise kept the band (P1, P2): what it read at x lies in the first's
+ * extrapolation forward (fwd) or the second's backward (bwd), their hull. The estimate
+ * is the forward one where the two meet, so that every process converting x with the
+ * same history gets the same ns; where they do not (a step between them) it is the
+ * hull's middle. err NULL: no bound wanted. */
+static inline int fts__bridge(const struct fts__line *fwd, const struct fts__line *bwd,
+			      uint64_t x, int64_t *ns, int64_t *err)
+{
+	int64_t nf, ef, nb, eb;
+	__int128 lo, hi, est;
+	int rc;
+
+	if ((rc = fts__line_convert(fwd, 1, x, &nf, &ef)) < 0 ||
+	    (rc = fts__line_convert(bwd, -1, x, &nb, &eb)) < 0)
+		return rc;
+	lo = (__int128)nf - ef < (__int128)nb - eb ? (__int128)nf - ef : (__int128)nb - eb;
+	hi = (__int128)nf + ef > (__int128)nb + eb ? (__int128)nf + ef : (__int128)nb + eb;
+	if ((__int128)nf - ef <= (__int128)nb + eb && (__int128)nb - eb <= (__int128)nf + ef)
+		est = nf;
+	else
+		est = lo + (hi - lo) / 2;
+	hi = hi - est > est - lo ? hi - est : est - lo;
+	if (est > INT64_MAX || est < INT64_MIN || hi > INT64_MAX)
+		return -ERANGE;
+	*ns = (int64_t)est;
+	if (err)
+		*err = (int64_t)hi;
 	return 0;
 }
 

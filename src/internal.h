@@ -46,9 +46,26 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 void fts__calib_reset(struct fts_calib *c);
 /* Segments published (the knots less one). */
 size_t fts__calib_segments(const struct fts_calib *c);
-/* A history read from a file: room for n segments, which the loader writes; read-only
- * after. 0 or -ENOMEM. */
-int fts__calib_publish_loaded(struct fts_calib *c, size_t n);
+/* The region a history with opts needs (history.h): its chunks and length, and the
+ * segments it keeps at most. 0 or -EINVAL. */
+int fts__calib_dims(const struct fts_calib_opts *opts, uint32_t *dircap, size_t *len,
+		    size_t *recs);
+/* A history written in region (zeroed, len from fts__calib_dims, the caller's to unmap
+ * after fts_calib_free), or in memory of its own (region NULL). */
+struct fts_calib *fts__calib_new_at(const struct fts_calib_opts *opts, void *region, size_t len);
+/* Point c's fields at a region of dircap chunks. */
+void fts__calib_layout(struct fts_calib *c, void *region, uint32_t dircap);
+/* A history read from a file or copied: room for n segments, put one by one, then
+ * published with its ends; it takes no samples (EPERM). */
+struct fts__end;
+struct fts__pub;
+struct fts_calib *fts__calib_new_loaded(size_t n);
+void fts__calib_put_loaded(struct fts_calib *c, size_t pos, uint64_t key, const struct fts__rec *r);
+void fts__calib_publish_loaded(struct fts_calib *c, size_t n, const struct fts__end *head,
+			       const struct fts__end *tail, uint64_t newest);
+/* Segment i of published state p, checked as a reader checks; -1 if there is none. */
+int fts__pub_segment(const struct fts_calib *c, const struct fts__pub *p, size_t i, uint64_t *key,
+		     struct fts__rec *r);
 
 /* ---- clock.c: the process-wide clock and its fault-injection seam ----------------- */
 /* The health reads of a sample, in this order. */
@@ -85,13 +102,19 @@ int fts__clock_watch(void);
 /* Ready the history to convert counter values up to newest (see sample.c). */
 int fts__clock_prepare(uint64_t newest);
 struct fts__line;
-/* For a stamp x past the newest sample, converted with line s (the tail): a
- * clock read taken now, after x, shows how far the clock strayed from s's
- * extrapolation. With one change at most (a step, or a new rate) since the newest
- * sample, x strayed no further: *slack, to add to x's bound. Returns 1 when it strayed
- * beyond s's bound and a sample was taken (look x up again: it is inside now), 0
- * otherwise (also when the clock cannot be read: *slack 0). */
-int fts__clock_check(uint64_t x, const struct fts__line *s, int64_t *slack);
+/* For the newest stamp x of a conversion, past the newest sample: a clock read now,
+ * after x, as a line for the bridge (clock.c) in *m; 1 if taken. When the clock left
+ * the tail's extrapolation, a private history first takes a sample (x may then lie
+ * inside it: 0). */
+int fts__clock_fresh(uint64_t x, struct fts__line *m);
+/* The histories conversions use: cur, and old, the one used before cur (a copy of a
+ * shared history the clock left), or NULL. */
+struct fts__clock_view {
+	const struct fts_calib *cur, *old;
+};
+void fts__clock_view(struct fts__clock_view *v);
+/* Stop using the shared history (why: for fts_get_info); 1 if the clock left it. */
+int fts__clock_leave_shared(const char *why);
 int fts__clock_uses_hw(void);
 /* The kernel's clocksource now (through the source's seam). 0 or negative errno. */
 int fts__clock_clocksource(char *out, size_t len);

@@ -53,7 +53,6 @@
 #include "internal.h"
 
 #define FIRST_GAP_NS 2000000          /* between the first three samples */
-#define RESAMPLE_NS 2000000           /* extrapolate at most this far past the newest */
 #define SAMPLER_PERIOD_NS 100000000   /* background sampler period */
 #define SAMPLER_IDLE_ROUNDS 100       /* 10 s without conversions: the thread exits */
 #define SAMPLE_TRIES 5                /* keep the narrowest of this many brackets */
@@ -117,10 +116,9 @@ static struct psample last, anchor;   /* the previous sample; the rate's baselin
 static int have_last;
 static long double ticks_per_ns;      /* counter against MONOTONIC_RAW */
 static long double ticks_per_ns_err;  /* its relative uncertainty */
-/* Read without the lock (0 until the rate is known): a stamp further than
- * resample_ticks past the newest sample makes its conversion sample first; without a
- * sampler thread, so does a history older than period_ticks. */
-static uint64_t resample_ticks, period_ticks;
+/* Read without the lock (0 until the rate is known): without a sampler thread, a
+ * conversion samples when the history is older than this. */
+static uint64_t period_ticks;
 static int64_t ambiguous_ns;          /* span of the interval holding the last event */
 static unsigned source_gen;           /* a thread sampling another source stops */
 static uint64_t steps_seen, suspends_seen;
@@ -250,8 +248,6 @@ static enum verdict check(const struct psample *s, struct seen *e)
 		long double span = hmid(s) - hmid(&anchor);
 		ticks_per_ns = span / (long double)(s->clk.raw - anchor.clk.raw);
 		ticks_per_ns_err = (ws + (long double)(anchor.ha - anchor.hb)) / span;
-		__atomic_store_n(&resample_ticks, (uint64_t)(ticks_per_ns * RESAMPLE_NS),
-				 __ATOMIC_RELAXED);
 		__atomic_store_n(&period_ticks, (uint64_t)(ticks_per_ns * SAMPLER_PERIOD_NS),
 				 __ATOMIC_RELAXED);
 	}
@@ -590,24 +586,19 @@ int fts__clock_prepare(uint64_t newest)
 	uint64_t c1 = 0;
 	int rc;
 
+	(void)newest;
 	note_use();
-	/* The common case in two loads: inside the history, or near enough past it, with
-	 * the sampler thread keeping it fresh; without the thread, one counter read more
-	 * tells whether the history is due for a sample. */
+	/* The common case in two loads: a history kept fresh by the sampler thread; without
+	 * the thread, one counter read more tells whether the history is due for a sample. */
 	if (h && (c1 = fts__calib_newest_counter(h)) &&
-	    newest <= c1 + __atomic_load_n(&resample_ticks, __ATOMIC_RELAXED)) {
-		if (__atomic_load_n(&running, __ATOMIC_RELAXED) ||
-		    src.counter(src.ctx) <= c1 + __atomic_load_n(&period_ticks, __ATOMIC_RELAXED))
-			return 0;
-	}
+	    (__atomic_load_n(&running, __ATOMIC_RELAXED) ||
+	     src.counter(src.ctx) <= c1 + __atomic_load_n(&period_ticks, __ATOMIC_RELAXED)))
+		return 0;
 	pthread_mutex_lock(&lock);
 	rc = start_locked();
-	if (rc == 0) {
-		/* Another thread may have sampled while we waited. */
-		uint64_t n1 = fts__calib_newest_counter(hist);
-		if (newest > n1 || (!running && n1 == c1))
-			rc = sample_locked(NULL);
-	}
+	/* Another thread may have sampled while we waited. */
+	if (rc == 0 && !running && fts__calib_newest_counter(hist) == c1)
+		rc = sample_locked(NULL);
 	pthread_mutex_unlock(&lock);
 	/* A failed refresh still leaves an extrapolation, if there is a history. */
 	if (rc < 0 && fts_calib_count(fts__clock_history()) >= 2)
@@ -615,36 +606,50 @@ int fts__clock_prepare(uint64_t newest)
 	return rc;
 }
 
-int fts__clock_check(uint64_t x, const struct fts__line *s, int64_t *slack)
+/* A clock read now, bracketed by counter reads, as a line at the tail's band: what the
+ * clock read at a counter value before it lies within its bound, if the clock kept the
+ * band since (the bridge in clock.c). */
+static int fresh_read(const struct fts__line *tail, struct fts__line *m)
 {
-	uint64_t b, a, m;
-	int64_t rt, p, bound, noise, dev;
+	uint64_t b, a;
+	int64_t rt;
 
-	*slack = 0;
 	b = src.counter(src.ctx);
 	if (src.realtime(src.ctx, &rt) < 0)
-		return 0;   /* nothing to check with: the extrapolation stands alone */
+		return -1;
 	a = src.counter(src.ctx);
-	if (b < x)
-		b = x;      /* the stamp was taken before the read, too */
 	if (a < b)
-		return 0;
-	m = b + (a - b) / 2;
-	if (fts__line_convert(s, 1, m, &p, &bound) < 0)
-		return 0;
-	/* the read lay somewhere in [b, a]: half of it at the fastest rate allowed */
-	noise = (int64_t)fts__mulshift((a - b + 1) / 2, s->mult + s->grow, s->shift) + 1;
-	dev = rt > p ? rt - p : p - rt;
-	*slack = dev + noise;
-	if (dev <= bound + noise)
-		return 0;
-	/* The clock left the extrapolation (a step, a new rate): sample now, so that x
-	 * lies inside the history, between samples that hold the change. */
-	pthread_mutex_lock(&lock);
-	if (fts__calib_newest_counter(hist) < x)
-		sample_locked(NULL);
-	pthread_mutex_unlock(&lock);
-	return 1;
+		return -1;
+	*m = *tail;
+	m->c0 = m->c1 = b + (a - b) / 2;
+	m->r0 = rt;
+	/* rule 1: the read lay within half the bracket of its middle, at the fastest rate */
+	m->err = (uint64_t)fts__mulshift((a - b + 1) / 2, tail->mult + tail->grow, tail->shift) + 1;
+	m->flags = 0;
+	return 0;
+}
+
+int fts__clock_fresh(uint64_t x, struct fts__line *m)
+{
+	const struct fts_calib *h = fts__clock_history();
+	struct fts__line tail;
+	int64_t p, bound;
+
+	for (int round = 0; h; round++) {
+		if (fts__calib_find(h, x, &tail) <= 0 || fresh_read(&tail, m) < 0)
+			return 0;   /* inside the history; or nothing to read: the tail alone */
+		/* Did the clock keep the extrapolation? Then the bridge's estimate is the tail's. */
+		if (round || fts__line_convert(&tail, 1, m->c0, &p, &bound) < 0 ||
+		    (p > m->r0 ? p - m->r0 : m->r0 - p) <= bound + (int64_t)m->err)
+			return 1;
+		/* It left it (a step, a new rate): a sample now, so that x lies inside the
+		 * history, between samples that hold the change. */
+		pthread_mutex_lock(&lock);
+		if (fts__calib_newest_counter(hist) < x)
+			sample_locked(NULL);
+		pthread_mutex_unlock(&lock);
+	}
+	return 0;
 }
 
 int fts_clock_start(void)
@@ -771,7 +776,6 @@ void fts__clock_set_source(const struct fts__source *s)
 		fts__calib_reset(hist);
 	have_last = 0;
 	ticks_per_ns = ticks_per_ns_err = 0;
-	__atomic_store_n(&resample_ticks, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&period_ticks, 0, __ATOMIC_RELAXED);
 	ambiguous_ns = 0;
 	steps_seen = suspends_seen = 0;
@@ -814,4 +818,16 @@ uint64_t fts__clock_samples_taken(void)
 const struct fts_calib *fts__clock_history(void)
 {
 	return __atomic_load_n(&hist, __ATOMIC_ACQUIRE);
+}
+
+void fts__clock_view(struct fts__clock_view *v)
+{
+	v->cur = fts__clock_history();
+	v->old = NULL;
+}
+
+int fts__clock_leave_shared(const char *why)
+{
+	(void)why;
+	return 0;
 }

@@ -140,12 +140,19 @@ static void process_clock_on_sim(void **state)
 	assert_int_equal(rns[0], ns[900]);
 	assert_int_equal(rns[1], ns[10]);
 	assert_int_equal(rns[2], ns[500]);
-	/* a stamp newer than the newest sample makes the conversion take one */
+	/* a stamp past the newest sample converts with one clock read after it, and no
+	 * sample; without a sampler thread (as here), a history older than the sampler's
+	 * period makes the conversion take one */
 	uint64_t before = fts__clock_samples_taken();
 	int64_t t, v, e;
 	simc_advance(10e6L);
 	fast_timestamp_t fresh = simc_stamp(&t);
 	simc_advance(10e6L);
+	assert_int_equal(fts_convert(&fresh, &v, &e), 0);
+	assert_true(fts__clock_samples_taken() == before);
+	assert_true((v > t ? v - t : t - v) <= e);
+	simc_advance(200e6L);
+	fresh = simc_stamp(&t);
 	assert_int_equal(fts_convert(&fresh, &v, &e), 0);
 	assert_true(fts__clock_samples_taken() > before);
 	assert_true((v > t ? v - t : t - v) <= e);

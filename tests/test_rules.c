@@ -265,6 +265,7 @@ static void rule8_bound(void **state)
  * any fraction of a ns at the key and bounds of any fraction of a ns. */
 static void rule8_fixed_point(void **state)
 {
+	static const struct fts_calib own = { .flags_ok = FTS__SEG_STEP | FTS__SEG_FAST };
 	struct sim r;
 	double worst = 0;
 	(void)state;
@@ -280,7 +281,7 @@ static void rule8_fixed_point(void **state)
 
 		fts__publish_line(key, key + span, 0, y0, s, err0, 0, &rec);
 		l = (struct fts__line){ .c0 = key, .c1 = key + span };
-		fts__rec_load(&rec, &l);
+		fts__rec_load(&own, &rec, &l);
 		for (int k = 0; k < 3; k++) {
 			uint64_t x = key + (k == 0 ? 0 : k == 1 ? span : sim_uniform(&r, span));
 			int64_t ns = 0, err = 0;
@@ -373,6 +374,41 @@ static void rule10_merges_by_cost(void **state)
 	fts_calib_free(full);
 }
 
+/* Rule 11, the bridge: past the end of a history (its tail, forward) and before the
+ * start of the next thing known (a clock read, or another history's head, backward),
+ * the clock stepped at most once. Both a clock that kept its rate and one that stepped
+ * just after the tail are covered; the estimate is the tail's when the two agree. */
+static void rule11_bridge(void **state)
+{
+	/* 1 ns a tick (shift 0, mult 1), the tail at counter 1000 reading 5000 +- 10 ns and
+	 * growing by 1 ns per 1000 ticks (shift 10: grow 1 = 1/1024 ns a tick) */
+	struct fts__line fwd = { .c0 = 1000, .c1 = 1000, .r0 = 5000, .mult = 1024, .shift = 10,
+				 .err = 10, .grow = 1 };
+	struct fts__line bwd = fwd;
+	int64_t ns, err;
+	(void)state;
+
+	/* a read at 101000 that agrees: the tail's estimate, a bound a little wider */
+	bwd.c0 = bwd.c1 = 101000;
+	bwd.r0 = 105003;
+	bwd.err = 5;
+	assert_int_equal(fts__bridge(&fwd, &bwd, 51000, &ns, &err), 0);
+	assert_int_equal(ns, 55000);
+	assert_true(err >= 10 + 50 && err < 100);
+	/* a read showing a step of +1 ms: the truth at x is on either side of it */
+	bwd.r0 = 105000 + 1000000;
+	assert_int_equal(fts__bridge(&fwd, &bwd, 51000, &ns, &err), 0);
+	assert_true(llabs(ns - 55000) <= err);             /* no step before x */
+	assert_true(llabs(ns - (55000 + 1000000)) <= err); /* the step before x */
+	assert_true(err < 1000000 / 2 + 200);
+	/* a step back */
+	bwd.r0 = 105000 - 1000000;
+	assert_int_equal(fts__bridge(&fwd, &bwd, 99000, &ns, &err), 0);
+	assert_true(llabs(ns - 103000) <= err && llabs(ns - (103000 - 1000000)) <= err);
+	/* err may be NULL */
+	assert_int_equal(fts__bridge(&fwd, &bwd, 99000, &ns, NULL), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +423,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(rule8_fixed_point),
 		cmocka_unit_test(rule9_ends),
 		cmocka_unit_test(rule10_merges_by_cost),
+		cmocka_unit_test(rule11_bridge),
 	};
 	return fts_test_run(tests, argc, argv);
 }
