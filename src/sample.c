@@ -614,10 +614,22 @@ static int fresh_read(const struct fts__line *tail, struct fts__line *m)
 	uint64_t b, a;
 	int64_t rt;
 
-	b = src.counter(src.ctx);
-	if (src.realtime(src.ctx, &rt) < 0)
-		return -1;
-	a = src.counter(src.ctx);
+#if FTS__HAVE_COUNTER
+	/* The hardware's, inline: the read before may run early (a wider bracket, still
+	 * around the clock read), the one after is ordered. */
+	if (src.counter == hw_counter) {
+		b = fts__counter_read_relaxed() & ~FTS_STAMP_CLOCK_TAG;
+		if (fts__now(CLOCK_REALTIME, &rt) < 0)
+			return -1;
+		a = fts__counter_read() & ~FTS_STAMP_CLOCK_TAG;
+	} else
+#endif
+	{
+		b = src.counter(src.ctx);
+		if (src.realtime(src.ctx, &rt) < 0)
+			return -1;
+		a = src.counter(src.ctx);
+	}
 	if (a < b)
 		return -1;
 	*m = *tail;
