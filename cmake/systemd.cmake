@@ -1,7 +1,5 @@
 # The systemd unit and tmpfiles.d entry for `faststamp serve`, the machine's one
 # calibration sampler. Relative directories are under CMAKE_INSTALL_PREFIX.
-set(FASTSTAMP_SERVICE_USER faststamp CACHE STRING
-  "System user faststamp.service runs as (the packaging creates it)")
 set(FASTSTAMP_SYSTEMD_UNITDIR lib/systemd/system CACHE STRING
   "Where faststamp.service is installed (relative: under the prefix)")
 set(FASTSTAMP_TMPFILESDIR lib/tmpfiles.d CACHE STRING

@@ -206,6 +206,14 @@ struct fts_info {
 	int clock_synced;        /* 1 when the kernel considers the clock synchronised */
 	int64_t clock_esterror_ns;  /* estimated error, -1 if unknown */
 	int64_t clock_maxerror_ns;  /* maximum error, -1 if unknown */
+	/* The history conversions use: "shared" (the machine's, published by `faststamp
+	 * serve`, FASTSTAMP_SHARED), "process" (this process's own), or "" before the
+	 * first conversion. */
+	char history_source[16];
+	char history_path[256];  /* the shared history's file ("" for the process's own;
+				  * in the publisher, the file it publishes) */
+	char history_note[240];  /* why the shared one is not used, "" while it is or
+				  * before the first conversion looked */
 };
 
 /* The least info->size fts_get_info() accepts: the fields up to env_ignored. */

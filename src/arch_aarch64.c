@@ -35,6 +35,12 @@ static void flag(char *buf, size_t len, const char *name)
 	snprintf(buf + used, len - used, "%s%s", used ? " " : "", name);
 }
 
+void fts__arch_info_flags(char *buf, size_t len)
+{
+	(void)buf;
+	(void)len;
+}
+
 void fts__arch_probe(struct fts__arch *a, const char *clocksource)
 {
 	uint64_t frq;

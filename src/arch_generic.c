@@ -3,6 +3,12 @@
 
 #include "internal.h"
 
+void fts__arch_info_flags(char *buf, size_t len)
+{
+	(void)buf;
+	(void)len;
+}
+
 void fts__arch_probe(struct fts__arch *a, const char *clocksource)
 {
 	(void)clocksource;

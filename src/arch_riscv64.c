@@ -20,6 +20,12 @@
  * (ACPI systems, user-mode emulation). */
 #define TIMEBASE_PATH "/proc/device-tree/cpus/timebase-frequency"
 
+void fts__arch_info_flags(char *buf, size_t len)
+{
+	(void)buf;
+	(void)len;
+}
+
 void fts__arch_probe(struct fts__arch *a, const char *clocksource)
 {
 	char buf[16];

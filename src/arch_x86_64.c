@@ -16,11 +16,25 @@ static void flag(char *buf, size_t len, const char *name)
 	snprintf(buf + used, len - used, "%s%s", used ? " " : "", name);
 }
 
+/* Linux's own verdicts on the TSC, from /proc/cpuinfo: for fts_get_info only, so that
+ * loading the library reads no more than the decision needs. */
+void fts__arch_info_flags(char *buf, size_t len)
+{
+	static const char *const linux_flags[] = { "constant_tsc", "nonstop_tsc", "tsc_known_freq",
+						   "tsc_reliable" };
+	char cpuinfo[16384];
+
+	if (fts__read_text("/proc/cpuinfo", cpuinfo, sizeof(cpuinfo)) <= 0)
+		return;
+	for (size_t i = 0; i < sizeof(linux_flags) / sizeof(linux_flags[0]); i++)
+		if (fts__cpuinfo_has_flag(cpuinfo, linux_flags[i]))
+			flag(buf, len, linux_flags[i]);
+}
+
 void fts__arch_probe(struct fts__arch *a, const char *clocksource)
 {
 	unsigned eax, ebx, ecx, edx, max_basic, max_ext;
 	int invariant = 0, hv = 0;
-	char cpuinfo[16384];
 
 	*a = (struct fts__arch){ .backend = "tsc" };
 	max_basic = __get_cpuid_max(0, NULL);
@@ -35,15 +49,6 @@ void fts__arch_probe(struct fts__arch *a, const char *clocksource)
 		hv = 1;
 		flag(a->cpu_flags, sizeof(a->cpu_flags), "hypervisor");
 	}
-	/* Linux's own verdicts, from /proc/cpuinfo. */
-	if (fts__read_text("/proc/cpuinfo", cpuinfo, sizeof(cpuinfo)) > 0) {
-		static const char *const linux_flags[] = { "constant_tsc", "nonstop_tsc",
-							   "tsc_known_freq", "tsc_reliable" };
-		for (size_t i = 0; i < sizeof(linux_flags) / sizeof(linux_flags[0]); i++)
-			if (fts__cpuinfo_has_flag(cpuinfo, linux_flags[i]))
-				flag(a->cpu_flags, sizeof(a->cpu_flags), linux_flags[i]);
-	}
-
 	/* Frequency hints, most precise first. */
 	if (hv && __get_cpuid(LEAF_HV_BASE, &eax, &ebx, &ecx, &edx) && eax >= LEAF_HV_TIMING) {
 		__cpuid(LEAF_HV_TIMING, eax, ebx, ecx, edx);

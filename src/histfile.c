@@ -4,6 +4,7 @@
  * block, every segment's order and fixed point, before a byte of it is used. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -65,24 +66,37 @@ uint32_t fts__crc32(uint32_t crc, const void *buf, size_t len)
 	return ~crc;
 }
 
-void fts__boot_id(uint8_t id[16])
-{
-	char text[64];
-	int n = 0;
+static uint8_t boot[16];
+static pthread_once_t boot_once = PTHREAD_ONCE_INIT;
 
-	memset(id, 0, 16);
-	if (fts__read_text("/proc/sys/kernel/random/boot_id", text, sizeof(text)) <= 0)
+static void read_boot_id(void)
+{
+	char text[64] = "";
+	int n = 0, fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+
+	/* one read: the file is 37 bytes */
+	if (fd < 0)
 		return;
+	if (read(fd, text, sizeof(text) - 1) < 0)
+		text[0] = '\0';
+	close(fd);
 	/* 32 hex digits, with dashes */
 	for (const char *p = text; *p && n < 32; p++) {
 		int v = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
 		if (v < 0)
 			continue;
-		id[n / 2] = (uint8_t)(id[n / 2] << 4 | v);
+		boot[n / 2] = (uint8_t)(boot[n / 2] << 4 | v);
 		n++;
 	}
 	if (n != 32)
-		memset(id, 0, 16);
+		memset(boot, 0, 16);
+}
+
+/* Read once: a boot's id does not change while it lasts. */
+void fts__boot_id(uint8_t id[16])
+{
+	pthread_once(&boot_once, read_boot_id);
+	memcpy(id, boot, 16);
 }
 
 /* ---- writing ----------------------------------------------------------------------- */

@@ -14,8 +14,9 @@ static const size_t field_end[] = {
 	END(env_ignored), END(samples), END(samples_taken), END(history_ns),
 	END(sampler_running), END(steps_seen), END(suspends_seen), END(step_window_ns),
 	END(clock_synced), END(clock_esterror_ns), END(clock_maxerror_ns),
+	END(history_source), END(history_path), END(history_note),
 };
-_Static_assert(END(clock_maxerror_ns) == sizeof(struct fts_info), "field_end lists every field");
+_Static_assert(END(history_note) == sizeof(struct fts_info), "field_end lists every field");
 
 /* The bytes to copy for a caller's struct of size bytes: whole fields only, so a
  * caller built against an older header gets the fields it knows, and a size that ends
@@ -61,6 +62,7 @@ int fts_get_info(struct fts_info *info)
 	if (fts__clock_clocksource(v.clocksource, sizeof(v.clocksource)) < 0)
 		v.clocksource[0] = '\0';
 	snprintf(v.cpu_flags, sizeof(v.cpu_flags), "%s", ch->arch.cpu_flags);
+	fts__arch_info_flags(v.cpu_flags, sizeof(v.cpu_flags));
 	snprintf(v.env_backend, sizeof(v.env_backend), "%s", ch->env);
 	v.env_ignored = ch->env_ignored;
 	h = fts__clock_history();
@@ -82,6 +84,8 @@ int fts_get_info(struct fts_info *info)
 	v.clock_synced = st >= 0 && st != TIME_ERROR;
 	v.clock_esterror_ns = st >= 0 ? (int64_t)tx.esterror * 1000 : -1;
 	v.clock_maxerror_ns = st >= 0 ? (int64_t)tx.maxerror * 1000 : -1;
+	fts__clock_sharing(v.history_source, sizeof(v.history_source), v.history_path,
+			   sizeof(v.history_path), v.history_note, sizeof(v.history_note));
 	v.size = info->size;
 	memcpy(info, &v, whole_fields(info->size));
 	return 0;

@@ -115,6 +115,15 @@ struct fts__clock_view {
 void fts__clock_view(struct fts__clock_view *v);
 /* Stop using the shared history (why: for fts_get_info); 1 if the clock left it. */
 int fts__clock_leave_shared(const char *why);
+/* Which history conversions use ("shared" or "process"), its path (the shared file,
+ * or the one this process publishes), and why the shared one is not used. */
+void fts__clock_sharing(char *source, size_t slen, char *path, size_t plen, char *note,
+			size_t nlen);
+/* faststamp serve: make the process clock's history the machine's, published at path,
+ * sampled every interval_ns. 0, or -1 with the reason in err. */
+int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t errlen);
+/* Stop publishing (the file says it stopped, and why). */
+void fts__clock_serve_stop(const char *why);
 int fts__clock_uses_hw(void);
 /* The kernel's clocksource now (through the source's seam). 0 or negative errno. */
 int fts__clock_clocksource(char *out, size_t len);
@@ -149,6 +158,8 @@ struct fts__arch {
 };
 /* Probe the CPU and kernel; clocksource is the kernel's current one ("" if unknown). */
 void fts__arch_probe(struct fts__arch *a, const char *clocksource);
+/* More CPU flags for fts_get_info, appended to buf (slower to find than the probe's). */
+void fts__arch_info_flags(char *buf, size_t len);
 /* Ordered counter read for sampling; 0 on the generic backend. */
 uint64_t fts__arch_counter(void);
 

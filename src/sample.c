@@ -49,7 +49,9 @@
 
 #include "histfile.h"
 #include "history.h"
+#include "shared.h"
 #include "bracket.h"
+#include "faststamp/config.h"
 #include "internal.h"
 
 #define FIRST_GAP_NS 2000000          /* between the first three samples */
@@ -106,6 +108,16 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* all state below */
 static struct fts__source src = { .counter = hw_counter, .realtime = hw_realtime,
 				  .clocks = hw_clocks };
 static struct fts_calib *hist;        /* set once; read with acquire */
+/* The machine's shared history (shared.h), while this process converts with it. */
+static struct fts__shared shared;
+static int attached;                  /* read with acquire: shared.view is in use */
+static int attach_tried;
+static struct fts_calib *frozen;      /* a copy of the shared history, taken on leaving */
+static char shared_path[256];         /* the shared history looked for */
+static char shared_note[240];         /* why it is not used, "" while it is */
+/* A publisher (faststamp serve): the history lies in its file. */
+static struct fts__publisher pub;
+static int64_t period_ns = SAMPLER_PERIOD_NS;
 static uint64_t taken;                /* samples added */
 static int used;                      /* a conversion happened since the last round */
 static int running;                   /* the sampler thread of this source exists */
@@ -468,26 +480,32 @@ static void *sampler(void *arg)
 
 	/* Prompt wake-ups keep the span of ambiguity after a step short. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	/* A publisher samples every period_ns and beats at least every FTS__SHM_BEAT_NS:
+	 * rounds come at the shorter of the two. */
+	int64_t round_ns = period_ns < FTS__SHM_BEAT_NS ? period_ns : FTS__SHM_BEAT_NS, due = 0;
+
 	if (!src.wait) {
 		fd = step_watch_open();
 		fts__now(CLOCK_MONOTONIC, &next);
-		next += SAMPLER_PERIOD_NS;
+		due = next + period_ns;
+		next += round_ns;
 	}
 	for (;;) {
 		char why[128];
-		int switched;
+		int switched, stepped = 0;
+		int64_t now = 0;
 
 		if (src.wait) {
 			src.wait(src.ctx, SAMPLER_PERIOD_NS);
-		} else if (!step_wait(&fd, next)) {
-			int64_t now;
-			next += SAMPLER_PERIOD_NS;
+		} else if (!(stepped = step_wait(&fd, next))) {
+			next += round_ns;
 			if (fts__now(CLOCK_MONOTONIC, &now) == 0 && now >= next)
-				next = now + SAMPLER_PERIOD_NS;   /* fell behind: no catching up */
+				next = now + round_ns;   /* fell behind: no catching up */
 		}
 		pthread_mutex_lock(&lock);
-		/* A conversion since the last round, or a record to keep: not idle. */
-		if (__atomic_exchange_n(&used, 0, __ATOMIC_RELAXED) || rec.fd >= 0)
+		/* A conversion since the last round, a record to keep, or a history to
+		 * publish: not idle. */
+		if (__atomic_exchange_n(&used, 0, __ATOMIC_RELAXED) || rec.fd >= 0 || pub.head)
 			idle = 0;
 		else
 			idle++;
@@ -501,13 +519,19 @@ static void *sampler(void *arg)
 			return NULL;
 		}
 		switched = switched_locked(why, sizeof(why));
-		sample_locked(switched ? why : NULL);
-		{
-			int64_t now;
-			if (rec.fd >= 0 && fts__now(CLOCK_MONOTONIC, &now) == 0 &&
-			    now - rec.flushed_at >= RECORD_FLUSH_NS)
-				record_flush();
+		if (src.wait || stepped || switched || fts__now(CLOCK_MONOTONIC, &now) < 0 || now >= due) {
+			sample_locked(switched ? why : NULL);
+			due = (now ? now : due) + period_ns;
 		}
+		if (pub.head) {
+			if (faulted)
+				fts__publisher_close(&pub, FTS__SHM_FAULTED, fault_reason);
+			else
+				fts__publisher_beat(&pub, src.counter(src.ctx));
+		}
+		if (rec.fd >= 0 && fts__now(CLOCK_MONOTONIC, &now) == 0 &&
+		    now - rec.flushed_at >= RECORD_FLUSH_NS)
+			record_flush();
 		pthread_mutex_unlock(&lock);
 	}
 }
@@ -580,14 +604,90 @@ static void note_use(void)
 		__atomic_store_n(&used, 1, __ATOMIC_RELAXED);
 }
 
+/* What the process clock's history is of: the counter's kind, this boot, the
+ * clocksource; and its frequency if with_hz (which may measure it: 10 ms). */
+static void clock_id(struct fts__head *h, int with_hz)
+{
+	const struct fts__choice *ch = fts__backend_choice();
+	static const char *const kinds[] = { "", "tsc", "cntvct", "rdtime" };
+
+	*h = (struct fts__head){ .kind = FTS__KIND_OTHER };
+	for (uint32_t k = 1; k < 4; k++)
+		if (FTS__HAVE_COUNTER && !strcmp(ch->arch.backend, kinds[k]))
+			h->kind = k;
+	if (with_hz)
+		h->counter_hz = fts__freq(NULL, 0);
+	fts__boot_id(h->boot_id);
+	snprintf(h->clocksource, sizeof(h->clocksource), "%s", ch->clocksource);
+	fts__now(CLOCK_REALTIME, &h->created_ns);
+}
+
+/* With lock held, before the first history: use the machine's shared one if
+ * FASTSTAMP_SHARED (a path; 0: never) or the default path names a valid one. */
+static void attach_locked(void)
+{
+	const char *env = getenv("FASTSTAMP_SHARED");
+	struct fts__head id;
+	char why[160];
+
+	attach_tried = 1;
+	if (env && !strcmp(env, "0")) {
+		snprintf(shared_note, sizeof(shared_note), "FASTSTAMP_SHARED=0");
+		return;
+	}
+	snprintf(shared_path, sizeof(shared_path), "%s", env && *env ? env : FTS_SHARED_PATH);
+	if (src.counter != hw_counter || !FTS__HAVE_COUNTER || !fts__store_counter || faulted) {
+		snprintf(shared_note, sizeof(shared_note), "no counter in use");
+		return;
+	}
+	/* The clocksource of the counter's choice: one switched since is the publisher's
+	 * to find (it then stops) and this process's sampler's. */
+	clock_id(&id, 0);
+	if (fts__shared_attach(&shared, shared_path, &id, src.counter(src.ctx), why,
+			       sizeof(why)) < 0) {
+		snprintf(shared_note, sizeof(shared_note), "%.60s: %.160s", shared_path, why);
+		return;
+	}
+	shared_note[0] = '\0';
+	__atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
+}
+
+int fts__clock_leave_shared(const char *why)
+{
+	int left = 0;
+
+	pthread_mutex_lock(&lock);
+	if (attached) {
+		/* What was converted with it converts the same from the copy. Readers that
+		 * still hold the view read on: the mapping stays. */
+		frozen = fts__shared_copy(shared.view);
+		snprintf(shared_note, sizeof(shared_note), "left %.60s: %.160s", shared_path, why);
+		__atomic_store_n(&attached, 0, __ATOMIC_RELEASE);
+		left = 1;
+	}
+	pthread_mutex_unlock(&lock);
+	return left;
+}
+
 int fts__clock_prepare(uint64_t newest)
 {
 	const struct fts_calib *h = __atomic_load_n(&hist, __ATOMIC_ACQUIRE);
 	uint64_t c1 = 0;
 	int rc;
 
-	(void)newest;
 	note_use();
+	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE)) {
+		/* stamps the shared history holds convert whatever its publisher does; a
+		 * newer one needs it alive */
+		char why[160];
+		uint64_t now;
+		if (newest <= fts__calib_newest_counter(shared.view))
+			return 0;
+		now = src.counter(src.ctx);
+		if (fts__shared_alive(&shared, now, why, sizeof(why)))
+			return 0;
+		fts__clock_leave_shared(why);
+	}
 	/* The common case in two loads: a history kept fresh by the sampler thread; without
 	 * the thread, one counter read more tells whether the history is due for a sample. */
 	if (h && (c1 = fts__calib_newest_counter(h)) &&
@@ -595,6 +695,12 @@ int fts__clock_prepare(uint64_t newest)
 	     src.counter(src.ctx) <= c1 + __atomic_load_n(&period_ticks, __ATOMIC_RELAXED)))
 		return 0;
 	pthread_mutex_lock(&lock);
+	if (!attach_tried && !hist)
+		attach_locked();
+	if (attached) {
+		pthread_mutex_unlock(&lock);
+		return 0;
+	}
 	rc = start_locked();
 	/* Another thread may have sampled while we waited. */
 	if (rc == 0 && !running && fts__calib_newest_counter(hist) == c1)
@@ -651,7 +757,7 @@ int fts__clock_fresh(uint64_t x, struct fts__line *m)
 		if (fts__calib_find(h, x, &tail) <= 0 || fresh_read(&tail, m) < 0)
 			return 0;   /* inside the history; or nothing to read: the tail alone */
 		/* Did the clock keep the extrapolation? Then the bridge's estimate is the tail's. */
-		if (round || fts__line_convert(&tail, 1, m->c0, &p, &bound) < 0 ||
+		if (round || h != hist || fts__line_convert(&tail, 1, m->c0, &p, &bound) < 0 ||
 		    (p > m->r0 ? p - m->r0 : m->r0 - p) <= bound + (int64_t)m->err)
 			return 1;
 		/* It left it (a step, a new rate): a sample now, so that x lies inside the
@@ -666,9 +772,12 @@ int fts__clock_fresh(uint64_t x, struct fts__line *m)
 
 int fts_clock_start(void)
 {
-	int rc;
+	int rc = 0;
 	pthread_mutex_lock(&lock);
-	rc = start_locked();
+	if (!attach_tried && !hist)
+		attach_locked();
+	if (!attached)
+		rc = start_locked();
 	pthread_mutex_unlock(&lock);
 	note_use();
 	if (rc < 0)
@@ -678,22 +787,6 @@ int fts_clock_start(void)
 
 /* ---- history files --------------------------------------------------------------- */
 
-/* What the process clock's history is of. */
-static void clock_head(struct fts__head *h)
-{
-	const struct fts__choice *ch = fts__backend_choice();
-	static const char *const kinds[] = { "", "tsc", "cntvct", "rdtime" };
-
-	*h = (struct fts__head){ .kind = FTS__KIND_OTHER };
-	for (uint32_t k = 1; k < 4; k++)
-		if (FTS__HAVE_COUNTER && !strcmp(ch->arch.backend, kinds[k]))
-			h->kind = k;
-	h->counter_hz = fts__freq(NULL, 0);
-	fts__boot_id(h->boot_id);
-	snprintf(h->clocksource, sizeof(h->clocksource), "%s", ch->clocksource);
-	fts__now(CLOCK_REALTIME, &h->created_ns);
-}
-
 int fts_clock_save(int fd)
 {
 	struct fts__head h;
@@ -701,9 +794,12 @@ int fts_clock_save(int fd)
 
 	if (fd < 0)
 		return fts__fail(EINVAL);
-	clock_head(&h);   /* outside the lock: it may measure the frequency (10 ms) */
+	clock_id(&h, 1);   /* outside the lock: it may measure the frequency (10 ms) */
 	pthread_mutex_lock(&lock);
-	rc = hist && fts_calib_count(hist) >= 2 ? fts__calib_save_head(hist, fd, &h) : -ENODATA;
+	{
+		const struct fts_calib *c = attached ? shared.view : hist;
+		rc = c && fts_calib_count(c) >= 2 ? fts__calib_save_head(c, fd, &h) : -ENODATA;
+	}
 	pthread_mutex_unlock(&lock);
 	return rc < 0 ? fts__fail(-rc) : 0;
 }
@@ -738,7 +834,9 @@ int fts_clock_record(const char *path)
 		pthread_mutex_unlock(&lock);
 		return rc ? fts__fail(rc) : 0;
 	}
-	clock_head(&h);
+	/* A record is of this process's own samples: a shared history is left for them. */
+	fts__clock_leave_shared("recording with fts_clock_record");
+	clock_id(&h, 1);
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
 		return -1;
 	if (fstat(fd, &st) < 0) {
@@ -762,6 +860,7 @@ int fts_clock_record(const char *path)
 		/* calibrated at once, and a first sample in the file taken now, so that
 		 * every stamp stored from now on lies inside what the file holds */
 		uint64_t before = taken;
+		attach_tried = 1;
 		if ((rc = start_locked()) == 0 && taken == before)
 			rc = sample_locked(NULL);
 		record_flush();
@@ -829,17 +928,76 @@ uint64_t fts__clock_samples_taken(void)
 
 const struct fts_calib *fts__clock_history(void)
 {
+	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
+		return shared.view;
 	return __atomic_load_n(&hist, __ATOMIC_ACQUIRE);
 }
 
 void fts__clock_view(struct fts__clock_view *v)
 {
 	v->cur = fts__clock_history();
-	v->old = NULL;
+	v->old = v->cur == shared.view ? NULL : __atomic_load_n(&frozen, __ATOMIC_ACQUIRE);
 }
 
-int fts__clock_leave_shared(const char *why)
+void fts__clock_sharing(char *source, size_t slen, char *path, size_t plen, char *note,
+			size_t nlen)
 {
-	(void)why;
-	return 0;
+	pthread_mutex_lock(&lock);
+	snprintf(source, slen, "%s", attached ? "shared" : hist ? "process" : "");
+	snprintf(path, plen, "%s", attached ? shared_path : pub.head ? pub.path : "");
+	snprintf(note, nlen, "%s", shared_note);
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- faststamp serve -------------------------------------------------------------- */
+
+int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t errlen)
+{
+	struct fts__head id;
+	uint32_t dircap;
+	size_t len, recs;
+	void *region;
+	int rc;
+
+	if (!FTS__HAVE_COUNTER || !fts__store_counter) {
+		snprintf(err, errlen, "no counter in use (backend %s): nothing to calibrate",
+			 fts__backend_choice()->arch.backend);
+		return -1;
+	}
+	clock_id(&id, 1);
+	pthread_mutex_lock(&lock);
+	attach_tried = 1;   /* the publisher never reads another's */
+	if (hist || fts__calib_dims(NULL, &dircap, &len, &recs) < 0) {
+		snprintf(err, errlen, "the process clock is already in use");
+		pthread_mutex_unlock(&lock);
+		return -1;
+	}
+	if (fts__publisher_open(&pub, path, &id, (uint64_t)interval_ns, dircap, len, &region, err,
+				errlen) < 0) {
+		pthread_mutex_unlock(&lock);
+		return -1;
+	}
+	period_ns = interval_ns;
+	hist = fts__calib_new_at(NULL, region, len);
+	if (!hist) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		rc = -1;
+	} else if ((rc = start_locked()) < 0) {
+		snprintf(err, errlen, "the first samples: %s", strerror(-rc));
+	} else {
+		fts__publisher_beat(&pub, src.counter(src.ctx));
+		rc = fts__publisher_show(&pub, err, errlen);
+	}
+	if (rc < 0)
+		fts__publisher_close(&pub, FTS__SHM_STOPPED, err);
+	pthread_mutex_unlock(&lock);
+	return rc < 0 ? -1 : 0;
+}
+
+void fts__clock_serve_stop(const char *why)
+{
+	pthread_mutex_lock(&lock);
+	if (pub.head)
+		fts__publisher_close(&pub, FTS__SHM_STOPPED, why);
+	pthread_mutex_unlock(&lock);
 }

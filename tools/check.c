@@ -25,8 +25,8 @@ static const char usage[] =
 	"  --count N      stamps per round (default 200000)\n"
 	"  --late S       seconds before the late conversion (default 3)\n"
 	"  --quick        20000 stamps, 1 s late\n"
-	"targets: >= 99.9%% within 50 ns of the bracket, 100%% within 1 us, the bound\n"
-	"covering the bracket always, >= 99.9%% of timevals between two gettimeofday reads,\n"
+	"targets: >= 99.9% within 50 ns of the bracket, 100% within 1 us, the bound\n"
+	"covering the bracket always, >= 99.9% of timevals between two gettimeofday reads,\n"
 	"a store cheaper than clock_gettime (counter backends; 0.75x is reported).\n";
 
 struct tally {

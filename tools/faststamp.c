@@ -13,6 +13,7 @@ static const struct fts_tool_cmd cmds[] = {
 	{ "tx", "send numbered, time-stamped UDP datagrams at a steady rate", fts_tool_tx },
 	{ "convert", "stamps to times, with a history file", fts_tool_convert },
 	{ "history", "what a history file holds", fts_tool_history },
+	{ "serve", "the machine's one calibration, published for every process", fts_tool_serve },
 };
 
 static void usage(FILE *f)

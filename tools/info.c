@@ -3,12 +3,14 @@
 #include <string.h>
 
 #include "faststamp.h"
+#include "faststamp/config.h"
 #include "tool.h"
 
 static const char usage[] =
 	"usage: faststamp info [--calibrate]\n"
 	"  Print the backend and why it was chosen, the counter and its frequency, the\n"
-	"  kernel clocksource, the CPU flags that matter and the calibration history.\n"
+	"  kernel clocksource, the CPU flags that matter and the calibration history\n"
+	"  (the machine's shared one, or this process's own, and why).\n"
 	"  --calibrate  take the first calibration samples before printing\n";
 
 int fts_tool_info(int argc, char **argv)
@@ -45,6 +47,15 @@ int fts_tool_info(int argc, char **argv)
 	printf("freq source:   %s\n", in.freq_source);
 	printf("clocksource:   %s\n", in.clocksource[0] ? in.clocksource : "(unreadable)");
 	printf("cpu flags:     %s\n", in.cpu_flags[0] ? in.cpu_flags : "(none)");
+	if (!in.history_source[0])
+		printf("history:       none yet (the first conversion uses the shared one if it "
+		       "can: FASTSTAMP_SHARED, %s)\n", FTS_SHARED_PATH);
+	else if (!strcmp(in.history_source, "shared"))
+		printf("history:       shared, %s (faststamp serve)\n", in.history_path);
+	else
+		printf("history:       process%s%s%s%s\n", in.history_path[0] ? ", publishing " : "",
+		       in.history_path, in.history_note[0] ? "; not the shared one: " : "",
+		       in.history_note);
 	printf("samples held:  %zu (taken %llu), history %.3f s, sampler %s\n", in.samples,
 	       (unsigned long long)in.samples_taken, (double)in.history_ns / 1e9,
 	       in.sampler_running ? "running" : "idle");

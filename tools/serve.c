@@ -1,0 +1,105 @@
+/* faststamp serve - the machine's one calibration sampler: it publishes the process
+ * clock's history in a file that every process converting stamps maps and uses. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "faststamp.h"
+#include "faststamp/config.h"
+#include "internal.h"
+#include "tool.h"
+
+static const char usage[] =
+	"usage: faststamp serve [--path PATH] [--record FILE] [--interval-ms N]\n"
+	"  Be the machine's one calibration sampler: sample the counter against\n"
+	"  CLOCK_REALTIME every N ms and publish the history at PATH, where every process\n"
+	"  that converts stamps finds it at its first conversion and uses it instead of\n"
+	"  calibrating its own (FASTSTAMP_SHARED names another path, or 0 for none).\n"
+	"  --path PATH      the file to publish (default " FTS_SHARED_PATH "); its directory\n"
+	"                   must be this user's and writable by no one else\n"
+	"  --record FILE    also append every sample and event to FILE, a history file that\n"
+	"                   converts any process's stamps later (faststamp convert)\n"
+	"  --interval-ms N  sampling period, 1..60000 (default 100); the heartbeat readers\n"
+	"                   check comes at least every 100 ms whatever N is\n"
+	"Runs in the foreground until SIGTERM or SIGINT, then marks the file stopped.\n"
+	"Exit 0 when stopped by a signal, 1 on a failure (another instance publishes at\n"
+	"PATH; the counter became untrusted), 2 on a usage error.\n";
+
+int fts_tool_serve(int argc, char **argv)
+{
+	static const char *const names[] = { "--path", "--record", "--interval-ms" };
+	struct fts_tool_opts opts = { "serve", usage, names, 3, 3, 0 };
+	const char *path = FTS_SHARED_PATH, *record = NULL;
+	uint64_t interval_ms = 100;
+	struct fts__clock_state cs;
+	sigset_t stop;
+	char err[512];
+	int sig = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		switch (fts_tool_opt(&opts, argc, argv, &i, &v)) {
+		case 0:
+			if (!*v)
+				return fts_tool_usage_error("serve", usage, "%s", "--path needs a file name");
+			path = v;
+			break;
+		case 1:
+			if (!*v)
+				return fts_tool_usage_error("serve", usage, "%s", "--record needs a file name");
+			record = v;
+			break;
+		case 2:
+			if (fts_tool_parse_u64(v, 1, 60000, &interval_ms) < 0)
+				return fts_tool_usage_error("serve", usage, "bad --interval-ms '%s' (1..60000)", v);
+			break;
+		case FTS_OPT_ARG:
+			return fts_tool_usage_error("serve", usage, "unexpected argument '%s'", v);
+		case FTS_OPT_HELP:
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	/* The signals that stop it are taken here, by sigtimedwait, and by no thread. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stop, NULL);
+	if (fts__clock_serve(path, (int64_t)interval_ms * 1000000, err, sizeof(err)) < 0) {
+		fprintf(stderr, "faststamp serve: %s\n", err);
+		return 1;
+	}
+	if (record && fts_clock_record(record) < 0) {
+		int e = errno;
+		fprintf(stderr, "faststamp serve: --record %s: %s\n", record,
+			e == EEXIST ? "the file holds something else than a record of this boot "
+				      "and counter" : strerror(e));
+		fts__clock_serve_stop("its record could not be written");
+		return 1;
+	}
+	printf("faststamp serve: publishing %s (pid %ld), sampling every %llu ms%s%s\n", path,
+	       (long)getpid(), (unsigned long long)interval_ms, record ? ", recording to " : "",
+	       record ? record : "");
+	fflush(stdout);
+	for (;;) {
+		struct timespec second = { 1, 0 };
+		sig = sigtimedwait(&stop, NULL, &second);
+		if (sig == SIGTERM || sig == SIGINT)
+			break;
+		fts__clock_state(&cs);
+		if (cs.faulted) {
+			fprintf(stderr, "faststamp serve: the counter is no longer trusted: %s\n",
+				cs.fault);
+			fts_clock_record(NULL);
+			return 1;
+		}
+	}
+	if (record && fts_clock_record(NULL) < 0)
+		fprintf(stderr, "faststamp serve: --record %s: %s\n", record, strerror(errno));
+	fts__clock_serve_stop(sig == SIGTERM ? "stopped by SIGTERM" : "stopped by SIGINT");
+	printf("faststamp serve: stopped (%s)\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	return 0;
+}
