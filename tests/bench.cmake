@@ -1,6 +1,6 @@
 # faststamp bench: JSON output, charts, usage errors. Timings are only checked for
 # sanity (numbers, positive): performance is reported, never asserted.
-foreach(t json plot usage)
+foreach(t json text plot usage)
   add_test(NAME bench_${t} COMMAND ${CMAKE_COMMAND} -DTOOL=$<TARGET_FILE:faststamp_tool>
     -DMODE=${t} -DWORK=${CMAKE_CURRENT_BINARY_DIR}/bench_${t}
     -P ${CMAKE_CURRENT_SOURCE_DIR}/bench_check.cmake)

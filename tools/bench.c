@@ -10,15 +10,27 @@
  * tests use (tests/daysim.h), a day of it: its memory from the resident set, its adds
  * over the whole day and one by one, its conversions in the same rounds as the rest,
  * and a reader's latency while a writer adds on another CPU.
+ *
+ * The machine's shared history (`faststamp serve`) is measured in fresh processes of
+ * this program, beside processes that calibrate their own: the bench starts a service
+ * of its own in a private directory, and the children print their figures for it.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/time.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #if defined(__x86_64__)
@@ -28,6 +40,7 @@
 #include "faststamp.h"
 #include "bench.h"
 #include "daysim.h"
+#include "internal.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -41,8 +54,13 @@ static const char usage[] =
 	"  clock_gettime(CLOCK_REALTIME)). Then a calibration history (struct fts_calib) fed\n"
 	"  a simulated NTP-disciplined day at 10 samples a second: memory per knot kept,\n"
 	"  fts_calib_add amortised and worst, fts_calib_convert of random and recent\n"
-	"  counters, a reader's latency while a writer adds.\n"
-	"  --quick        a few seconds: fewer rounds, shorter warm-up, an hour's history\n"
+	"  counters, a reader's latency while a writer adds. Then the machine's shared\n"
+	"  history against a process's own: `faststamp serve` started in a private\n"
+	"  directory, fresh processes converting with it or calibrating their own: the first\n"
+	"  conversion, conversion costs, a conversion right after sleeps of 0.5 to 50 ms\n"
+	"  beside clock_gettime after the same sleeps, the memory it takes.\n"
+	"  --quick        a few seconds: fewer rounds, shorter warm-up, an hour's history,\n"
+	"                 no 50 ms sleeps\n"
 	"  --json         one JSON object on stdout instead of the table\n"
 	"  --plot DIR     write DIR/cost.png and DIR/accuracy.png with gnuplot\n"
 	"  --rounds N     rounds of the interleaved cost loop (default 101, quick 15)\n"
@@ -464,76 +482,6 @@ static size_t calibrate_calls(const struct op *o, double target_ns)
 	if (n > ((size_t)1 << 24))
 		n = (size_t)1 << 24;
 	return n;
-}
-
-/* ---- first conversion in a fresh process ------------------------------------------ */
-
-static int first_conversion_child(void)
-{
-	fast_timestamp_t s;
-	int64_t ns, t0, t1;
-
-	store_fast_timestamp(&s);
-	t0 = fts_tool_now(CLOCK_MONOTONIC);
-	if (fts_convert(&s, &ns, NULL) < 0) {
-		perror("faststamp bench: first conversion");
-		return 1;
-	}
-	t1 = fts_tool_now(CLOCK_MONOTONIC);
-	printf("%lld\n", (long long)(t1 - t0));
-	return 0;
-}
-
-/* Run this program again as a child that times its own first conversion; -1 on
- * failure (with a message), else the child's ns. */
-static int64_t first_conversion(void)
-{
-	int fd[2], status;
-	char buf[64];
-	ssize_t got, len = 0;
-	pid_t pid;
-
-	if (pipe(fd) < 0) {
-		perror("faststamp bench: pipe");
-		return -1;
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		perror("faststamp bench: fork");
-		close(fd[0]);
-		close(fd[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		close(fd[0]);
-		if (dup2(fd[1], 1) < 0)
-			_exit(127);
-		close(fd[1]);
-		execl("/proc/self/exe", "faststamp", "bench", "--first-conversion-child", (char *)NULL);
-		_exit(127);
-	}
-	close(fd[1]);
-	while (len < (ssize_t)sizeof(buf) - 1 &&
-	       ((got = read(fd[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0 ||
-		(got < 0 && errno == EINTR)))
-		if (got > 0)
-			len += got;
-	close(fd[0]);
-	buf[len] = '\0';
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (WIFSIGNALED(status)) {
-		fprintf(stderr, "faststamp bench: the first-conversion child was killed by signal %d\n",
-			WTERMSIG(status));
-		return -1;
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || len == 0) {
-		fprintf(stderr, "faststamp bench: the first-conversion child failed (exit %d)\n",
-			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-		return -1;
-	}
-	return strtoll(buf, NULL, 10);
 }
 
 /* ---- two threads on two CPUs against one ------------------------------------------ */
@@ -1108,6 +1056,837 @@ static void hist_free(void)
 	H.chase = NULL;
 }
 
+/* ---- fresh processes: the first conversion, and the machine's shared history ------- */
+
+/* This program runs itself again as a child (bench --first-conversion-child [ROLE
+ * quick|full]) that prints "key value" lines on stdout for the parent to read. Without a
+ * role it times its first conversion; with one it is a process of the shared-history
+ * figures: "own" (FASTSTAMP_SHARED=0, it calibrates its own history), "shared"
+ * (FASTSTAMP_SHARED names the file of a `faststamp serve` the parent started) or
+ * "clock" (it only calls clock_gettime, the reference). */
+
+enum { SH_OWN, SH_SHARED, SH_CLOCK, SH_ROLES };
+static const char *const sh_roles[SH_ROLES] = { "own", "shared", "clock" };
+
+/* Sleeps before a store and an immediate conversion: wake-ups a program might have. */
+static const struct sh_gap {
+	int64_t ns;
+	const char *key, *label;
+	int n, nquick;  /* conversions timed; 0: not measured */
+} sh_gaps[] = {
+	{ 500000, "500us", "0.5 ms", 200, 40 },
+	{ 3000000, "3ms", "3 ms", 200, 40 },
+	{ 10000000, "10ms", "10 ms", 200, 40 },
+	{ 50000000, "50ms", "50 ms", 60, 0 },   /* 3 s of sleeps: not under --quick */
+};
+#define SH_NGAPS (sizeof(sh_gaps) / sizeof(sh_gaps[0]))
+#define SH_SLOTS 200    /* the most conversions a gap times */
+#define SH_ROUNDS 31    /* the cost rounds in a child, 11 with --quick */
+#define SH_LOOP 2048    /* calls per timed run in them */
+#define SH_NCOST 4
+#define SH_INTERVAL_MS "100"  /* the service's sampling period: the default */
+
+/* The cost rounds: the loops of the table above, in a process attached or not. */
+static const struct {
+	const char *key, *label;
+	void (*run)(size_t n);
+} sh_costs[SH_NCOST] = {
+	{ "convert_recent", "fts_convert, recent, in history", op_convert },
+	{ "convert_old", "fts_convert, random older stamp", op_convert_old },
+	{ "store_convert", "store + fts_convert at once", op_store_convert },
+	{ "clock_gettime", "clock_gettime(REALTIME)", op_cgt_realtime },
+};
+
+/* A child's buffers: static, and touched before its first conversion, so that what its
+ * memory grows by after that is the library's. */
+static struct {
+	fast_timestamp_t s[SH_NGAPS * SH_SLOTS];  /* the stamps converted after a sleep */
+	fast_timestamp_t t0[SH_SLOTS], t1[SH_SLOTS];
+	int64_t v[SH_SLOTS];
+	double r[SH_NCOST][SH_ROUNDS];
+} SC;
+
+/* A number from /proc/self/status ("Threads:", "RssAnon:" in kB), -1 if absent. */
+static long proc_status(const char *key)
+{
+	char line[256];
+	size_t n = strlen(key);
+	long v = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n)) {
+			v = strtol(line + n, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/* What process pid ("self" or a number) holds of the file at path through its mappings:
+ * resident kB (the file's pages in memory it maps, shared with whoever maps them) and
+ * anonymous kB (copies of its own; smaps' Private_* would count file pages no other
+ * process maps at the moment). 0, or -1 if it maps none of it. */
+static int map_kib(const char *pid, const char *path, long *rss, long *anon)
+{
+	char name[64], line[4400];
+	size_t plen = strlen(path);
+	int in = 0, found = 0;
+	long v;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "/proc/%s/smaps", pid);
+	if (!(f = fopen(name, "r")))
+		return -1;
+	*rss = *anon = 0;
+	while (fgets(line, sizeof(line), f)) {
+		size_t n = strcspn(line, "\n");
+		line[n] = '\0';
+		/* A mapping's first line starts with its address (hex, lower case), its
+		 * attributes with a capital letter. */
+		if ((line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f')) {
+			in = n > plen && !strcmp(line + n - plen, path) && line[n - plen - 1] == ' ';
+			found |= in;
+		} else if (in && sscanf(line, "Rss: %ld", &v) == 1) {
+			*rss += v;
+		} else if (in && sscanf(line, "Anonymous: %ld", &v) == 1) {
+			*anon += v;
+		}
+	}
+	fclose(f);
+	return found ? 0 : -1;
+}
+
+static void print_sharing(const char *suffix)
+{
+	char source[16], path[256], note[240];
+
+	fts__clock_sharing(source, sizeof(source), path, sizeof(path), note, sizeof(note));
+	printf("source%s %s\nnote%s %s\n", suffix, source, suffix, note);
+}
+
+/* The turns of a child of the gap figures: wait for the start the parent sends, then for
+ * each gap sleep to a deadline every gap, the three children a third of it apart, and
+ * time one call after each sleep, between two ordered stores: an immediate conversion
+ * of a stamp stored just before, or (role clock) clock_gettime. Then, but for the clock,
+ * the cost rounds. */
+static int sh_child_gaps(int role, int quick, long anon0)
+{
+	fast_timestamp_t a, b;
+	uint64_t lo = 0, hi = 0;
+	int64_t start, ns, wait_until;
+	size_t kept = 0;
+	char line[64];
+	int rounds = quick ? 11 : SH_ROUNDS, inside;
+
+	store_fast_timestamp(&a);
+	store_fast_timestamp(&b);
+	stamp_ns(&a, &b);   /* the counter's frequency is measured now, not in a turn */
+	printf("ready\n");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin) || (start = strtoll(line, NULL, 10)) <= 0)
+		return 1;
+	for (size_t j = 0; j < SH_NGAPS; j++) {
+		const struct sh_gap *g = &sh_gaps[j];
+		int n = quick ? g->nquick : g->n, got = 0, missed = 0, failed = 0;
+		int64_t base = start + g->ns * role / 3;
+
+		if (!n)
+			continue;
+		for (int k = 0; k <= n; k++) {
+			int64_t due = base + g->ns * k;
+			struct timespec ts = { due / 1000000000, due % 1000000000 };
+			fast_timestamp_t x;
+
+			if (fts_tool_now(CLOCK_MONOTONIC) >= due) {   /* late: no sleep before it */
+				missed += k > 0;
+				continue;
+			}
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				;
+			if (!k)
+				continue;   /* the first sleep only lines the turns up */
+			store_fast_timestamp(&x);
+			store_fast_timestamp(&SC.t0[got]);
+			if (role == SH_CLOCK) {
+				clock_gettime(CLOCK_REALTIME, &ts);
+				sink = ts.tv_nsec;
+			} else if (fts_convert(&x, &ns, NULL) < 0) {
+				failed++;
+			} else {
+				sink = ns;
+			}
+			store_fast_timestamp(&SC.t1[got]);
+			SC.s[kept++] = x;
+			got++;
+		}
+		start += g->ns * (n + 2);
+		for (int i = 0; i < got; i++)
+			SC.v[i] = stamp_ns(&SC.t0[i], &SC.t1[i]);
+		printf("gap_%s_calls %d\ngap_%s_missed %d\ngap_%s_failed %d\n", g->key, got, g->key,
+		       missed, g->key, failed);
+		if (got)
+			printf("gap_%s_p50 %lld\ngap_%s_p90 %lld\n", g->key,
+			       (long long)fts_tool_quantile(SC.v, (size_t)got, 0.5), g->key,
+			       (long long)fts_tool_quantile(SC.v, (size_t)got, 0.9));
+	}
+	if (role == SH_CLOCK)
+		return 0;
+	/* Stamps inside the history: a burst, then the next sample after it (the sampler
+	 * thread's or the publisher's, every 100 ms). */
+	for (size_t i = 0; i < NREC; i++)
+		store_fast_timestamp(&B.recent[i]);
+	wait_until = fts_tool_now(CLOCK_MONOTONIC) + 500000000;
+	while ((fts_calib_range(fts__clock_history(), &lo, &hi) < 0 || hi < B.recent[NREC - 1]) &&
+	       fts_tool_now(CLOCK_MONOTONIC) < wait_until) {
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+	inside = hi >= B.recent[NREC - 1];
+	if (!kept)
+		return 1;
+	B.old = SC.s;
+	B.nold = kept;
+	for (size_t i = 0; i < NREC; i++)
+		B.idx[i] = (uint32_t)(xorshift() % kept);
+	for (int k = 0; k < rounds; k++)
+		for (int o = 0; o < SH_NCOST; o++) {
+			int64_t t0 = fts_tool_now(CLOCK_MONOTONIC);
+			sh_costs[o].run(SH_LOOP);
+			SC.r[o][k] = (double)(fts_tool_now(CLOCK_MONOTONIC) - t0) / SH_LOOP;
+		}
+	for (int o = 0; o < SH_NCOST; o++)
+		printf("cost_%s_p10 %.3f\ncost_%s_p50 %.3f\ncost_%s_p90 %.3f\n", sh_costs[o].key,
+		       fts_tool_quantile_d(SC.r[o], (size_t)rounds, 0.1), sh_costs[o].key,
+		       fts_tool_quantile_d(SC.r[o], (size_t)rounds, 0.5), sh_costs[o].key,
+		       fts_tool_quantile_d(SC.r[o], (size_t)rounds, 0.9));
+	printf("recent_inside %d\nold_span_ns %lld\nrounds %d\n", inside,
+	       (long long)stamp_ns(&SC.s[0], &SC.s[kept - 1]), rounds);
+	printf("anon_end_kib %ld\n", proc_status("RssAnon:") - anon0);
+	if (role == SH_SHARED) {
+		const char *path = getenv("FASTSTAMP_SHARED");
+		long rss, anon;
+		if (path && map_kib("self", path, &rss, &anon) == 0)
+			printf("map_rss_kib %ld\nmap_anon_kib %ld\n", rss, anon);
+	}
+	print_sharing("_end");
+	return 0;
+}
+
+/* argv: bench --first-conversion-child [ROLE quick|full] */
+static int first_conversion_child(int argc, char **argv)
+{
+	int role = -1, quick = 0;
+	fast_timestamp_t s;
+	int64_t ns, t0, t1;
+	long anon0;
+
+	if (argc == 4) {
+		for (int r = 0; r < SH_ROLES; r++)
+			if (!strcmp(argv[2], sh_roles[r]))
+				role = r;
+		quick = !strcmp(argv[3], "quick");
+		if (role < 0 || (!quick && strcmp(argv[3], "full")))
+			return fts_tool_usage_error("bench", usage, "bad child mode '%s'", argv[2]);
+		memset(&SC, 0, sizeof(SC));
+		memset(B.recent, 0, sizeof(B.recent));
+		memset(B.idx, 0, sizeof(B.idx));
+	}
+	anon0 = proc_status("RssAnon:");
+	if (role != SH_CLOCK) {
+		store_fast_timestamp(&s);
+		t0 = fts_tool_now(CLOCK_MONOTONIC);
+		if (fts_convert(&s, &ns, NULL) < 0) {
+			perror("faststamp bench: first conversion");
+			return 1;
+		}
+		t1 = fts_tool_now(CLOCK_MONOTONIC);
+		printf("first_ns %lld\nthreads %ld\nanon_first_kib %ld\n", (long long)(t1 - t0),
+		       proc_status("Threads:"), proc_status("RssAnon:") - anon0);
+		print_sharing("");
+	}
+	fflush(stdout);
+	return role < 0 ? 0 : sh_child_gaps(role, quick, anon0);
+}
+
+/* While the section runs, a signal that ends the bench (SIGINT, SIGTERM, SIGHUP) first
+ * kills the service and the children and removes the directory: only async-signal-safe
+ * calls, on what was laid out before. */
+static struct {
+	int armed;
+	volatile pid_t pid[1 + SH_ROLES];   /* [0] the service, then the children running */
+	char file[4][PATH_MAX + 32];        /* what the directory may hold */
+	char dir[PATH_MAX];
+	struct sigaction old[3];
+} SG;
+static const int sg_signals[3] = { SIGINT, SIGTERM, SIGHUP };
+
+static void sg_on_signal(int sig)
+{
+	for (int i = 0; i < 1 + SH_ROLES; i++)
+		if (SG.pid[i] > 0)
+			kill(SG.pid[i], SIGKILL);
+	for (int i = 0; i < 4; i++)
+		if (SG.file[i][0])
+			unlink(SG.file[i]);
+	rmdir(SG.dir);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void sg_arm(const char *dir)
+{
+	static const char *const names[3] = { "clock", "clock.lock", "serve.err" };
+	struct sigaction sa;
+
+	memset(&SG, 0, sizeof(SG));
+	snprintf(SG.dir, sizeof(SG.dir), "%s", dir);
+	for (int i = 0; i < 3; i++)
+		snprintf(SG.file[i], sizeof(SG.file[i]), "%s/%s", dir, names[i]);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sg_on_signal;
+	sigfillset(&sa.sa_mask);
+	for (int i = 0; i < 3; i++)
+		sigaction(sg_signals[i], &sa, &SG.old[i]);
+	SG.armed = 1;
+}
+
+static void sg_disarm(void)
+{
+	if (!SG.armed)
+		return;
+	for (int i = 0; i < 3; i++)
+		sigaction(sg_signals[i], &SG.old[i], NULL);
+	SG.armed = 0;
+}
+
+/* sg_track(pid, 0): a child runs (slots 1..; the service has slot 0); sg_track(0, pid):
+ * it no longer does. */
+static void sg_track(pid_t pid, pid_t gone)
+{
+	if (!SG.armed)
+		return;
+	for (int i = pid > 0 && !gone ? 1 : 0; i < 1 + SH_ROLES; i++)
+		if (SG.pid[i] == gone) {
+			SG.pid[i] = pid;
+			return;
+		}
+}
+
+/* A child of this program, its stdout (and stdin) through pipes. */
+struct child {
+	pid_t pid;
+	int out, in;        /* -1 once closed */
+	char buf[8192];     /* what it printed */
+	size_t len;
+};
+
+/* environ, with FASTSTAMP_SHARED=shared instead of any it has; NULL if out of memory.
+ * One allocation: free() it. */
+static char **env_with(const char *shared)
+{
+	size_t n = 0, k = 0, len = strlen(shared) + sizeof("FASTSTAMP_SHARED=");
+	char **e;
+
+	while (environ[n])
+		n++;
+	if (!(e = malloc((n + 2) * sizeof(*e) + len)))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "FASTSTAMP_SHARED=", 17))
+			e[k++] = environ[i];
+	e[k] = (char *)(e + n + 2);
+	snprintf(e[k++], len, "FASTSTAMP_SHARED=%s", shared);
+	e[k] = NULL;
+	return e;
+}
+
+/* Start bench --first-conversion-child [role quick|full] with FASTSTAMP_SHARED=shared
+ * (NULL: this process's environment), a pipe to its stdin if with_stdin. 0, or -1 with
+ * a message. */
+static int child_start(struct child *c, const char *shared, const char *role, int quick,
+		       int with_stdin)
+{
+	char *argv[] = { "faststamp", "bench", "--first-conversion-child", (char *)role,
+			 quick ? "quick" : "full", NULL };
+	char **env = shared ? env_with(shared) : environ;
+	int out[2] = { -1, -1 }, in[2] = { -1, -1 };
+
+	c->pid = -1;
+	c->out = c->in = -1;
+	c->len = 0;
+	if (!role)
+		argv[3] = NULL;
+	if (!env || pipe2(out, O_CLOEXEC) < 0 || (with_stdin && pipe2(in, O_CLOEXEC) < 0)) {
+		perror("faststamp bench: a child's pipes");
+		goto fail;
+	}
+	fflush(NULL);
+	c->pid = fork();
+	if (c->pid < 0) {
+		perror("faststamp bench: fork");
+		goto fail;
+	}
+	if (c->pid == 0) {   /* dup2 clears close-on-exec on the copies */
+		if (dup2(out[1], 1) < 0 || (with_stdin && dup2(in[0], 0) < 0))
+			_exit(127);
+		execve("/proc/self/exe", argv, env);
+		_exit(127);
+	}
+	sg_track(c->pid, 0);
+	close(out[1]);
+	c->out = out[0];
+	if (with_stdin) {
+		close(in[0]);
+		c->in = in[1];
+	}
+	if (shared)
+		free(env);
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (out[i] >= 0)
+			close(out[i]);
+		if (in[i] >= 0)
+			close(in[i]);
+	}
+	if (shared)
+		free(env);
+	return -1;
+}
+
+/* Read what the child prints until its output holds until (NULL: to its end). 1 if it
+ * does (or the end came, for NULL), 0 if not. */
+static int child_read(struct child *c, const char *until)
+{
+	for (;;) {
+		ssize_t got;
+		c->buf[c->len] = '\0';
+		if (until && strstr(c->buf, until))
+			return 1;
+		if (c->len == sizeof(c->buf) - 1)
+			return !until;
+		got = read(c->out, c->buf + c->len, sizeof(c->buf) - 1 - c->len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return !until;
+		c->len += (size_t)got;
+	}
+}
+
+static void child_close(struct child *c)
+{
+	if (c->out >= 0)
+		close(c->out);
+	if (c->in >= 0)
+		close(c->in);
+	c->out = c->in = -1;
+}
+
+/* Read the rest of its output and reap it: 0 if it exited 0, else -1 with a message. */
+static int child_end(struct child *c, const char *what)
+{
+	int status;
+
+	if (c->pid <= 0)
+		return -1;
+	child_read(c, NULL);
+	child_close(c);
+	while (waitpid(c->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	sg_track(0, c->pid);
+	c->pid = -1;
+	if (WIFSIGNALED(status)) {
+		fprintf(stderr, "faststamp bench: the %s child was killed by signal %d\n", what,
+			WTERMSIG(status));
+		return -1;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "faststamp bench: the %s child failed (exit %d)\n", what,
+			WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		return -1;
+	}
+	return 0;
+}
+
+/* On an error path: kill it, reap it. */
+static void child_kill(struct child *c)
+{
+	child_close(c);
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		while (waitpid(c->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		sg_track(0, c->pid);
+	}
+	c->pid = -1;
+}
+
+/* The value of the line "key value" it printed: NAN if none. */
+static double child_num(const struct child *c, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *l = c->buf; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "")
+		if (!strncmp(l, key, n) && l[n] == ' ')
+			return strtod(l + n + 1, NULL);
+	return NAN;
+}
+
+static void child_str(const struct child *c, const char *key, char *out, size_t len)
+{
+	size_t n = strlen(key);
+
+	out[0] = '\0';
+	for (const char *l = c->buf; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "")
+		if (!strncmp(l, key, n) && l[n] == ' ') {
+			snprintf(out, len, "%.*s", (int)strcspn(l + n + 1, "\n"), l + n + 1);
+			return;
+		}
+}
+
+/* Run this program again as a child that times its own first conversion (with this
+ * process's environment); -1 on failure (with a message), else the child's ns. */
+static int64_t first_conversion(void)
+{
+	struct child c;
+	double v;
+
+	if (child_start(&c, NULL, NULL, 0, 0) < 0)
+		return -1;
+	if (child_end(&c, "first-conversion") < 0)
+		return -1;
+	v = child_num(&c, "first_ns");
+	return isfinite(v) ? (int64_t)v : -1;
+}
+
+/* The figures of the shared history against a process's own. [SH_OWN], [SH_SHARED] and,
+ * for the gaps, [SH_CLOCK]. */
+static struct {
+	int ran;                 /* else why says why not */
+	char why[320];
+	char dir[PATH_MAX], path[PATH_MAX + 8];
+	int runs, rounds;
+	double secs;             /* the section's wall time */
+	double first[2][2];      /* median and p90 ns */
+	int threads[2][2];       /* the fewest and the most threads after it */
+	char source[2][16];      /* history_source of the last child of each kind */
+	char note[240];          /* why a "shared" child did not use the shared history */
+	int attached;            /* every shared child used it, to the end */
+	double cost[2][SH_NCOST][3];  /* p10, p50, p90 ns per call */
+	int inside[2];           /* the recent stamps were inside the history */
+	double old_span_s[2];
+	double gap[SH_ROLES][SH_NGAPS][2];  /* p50, p90 ns */
+	int gap_calls[SH_ROLES][SH_NGAPS], gap_missed[SH_ROLES][SH_NGAPS];
+	int gap_failed[2];
+	int tmpfs;               /* the directory is on a tmpfs, as /run is */
+	double file_bytes, file_alloc, pub_rss, map_rss, map_anon, anon_first[2], anon_end[2];
+	int serve_status;        /* the service's exit status after SIGTERM, -1: killed */
+} S;
+
+/* Start `faststamp serve` (this program) publishing at S.path, and wait for the file;
+ * its stderr goes to DIR/serve.err. The pid, or -1 with the reason in S.why. It gets
+ * SIGTERM if this process dies first. */
+static pid_t serve_start(void)
+{
+	char err[PATH_MAX + 16], msg[200] = "";
+	pid_t pid, parent = getpid();
+	int efd, nfd, status;
+	int64_t until;
+	struct stat st;
+	ssize_t got;
+
+	snprintf(err, sizeof(err), "%s/serve.err", S.dir);
+	efd = open(err, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	nfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (efd < 0 || nfd < 0) {
+		snprintf(S.why, sizeof(S.why), "%.200s: %s", efd < 0 ? err : "/dev/null", strerror(errno));
+		goto fail;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		snprintf(S.why, sizeof(S.why), "fork: %s", strerror(errno));
+		goto fail;
+	}
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent || dup2(nfd, 1) < 0 || dup2(efd, 2) < 0)
+			_exit(127);
+		execl("/proc/self/exe", "faststamp", "serve", "--path", S.path, "--interval-ms",
+		      SH_INTERVAL_MS, (char *)NULL);
+		_exit(127);
+	}
+	close(nfd);
+	if (SG.armed) {
+		SG.pid[0] = pid;
+		snprintf(SG.file[3], sizeof(SG.file[3]), "%s.new.%ld", S.path, (long)pid);
+	}
+	/* It measures the counter's frequency (10 ms) and takes three samples first. */
+	until = fts_tool_now(CLOCK_MONOTONIC) + 5000000000;
+	while (stat(S.path, &st) < 0) {
+		struct timespec ms = { 0, 1000000 };
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			got = pread(efd, msg, sizeof(msg) - 1, 0);
+			msg[got > 0 ? got : 0] = '\0';
+			msg[strcspn(msg, "\n")] = '\0';
+			snprintf(S.why, sizeof(S.why), "faststamp serve exited %d: %s",
+				 WIFEXITED(status) ? WEXITSTATUS(status) : -1, msg);
+			SG.pid[0] = 0;
+			close(efd);
+			return -1;
+		}
+		if (fts_tool_now(CLOCK_MONOTONIC) > until) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+				;
+			SG.pid[0] = 0;
+			snprintf(S.why, sizeof(S.why), "faststamp serve published nothing in 5 s");
+			close(efd);
+			return -1;
+		}
+		nanosleep(&ms, NULL);
+	}
+	close(efd);
+	return pid;
+fail:
+	if (efd >= 0)
+		close(efd);
+	if (nfd >= 0)
+		close(nfd);
+	return -1;
+}
+
+/* SIGTERM, as systemd stops it; SIGKILL if it is not gone in 2 s. Its exit status. */
+static int serve_stop(pid_t pid)
+{
+	int64_t until = fts_tool_now(CLOCK_MONOTONIC) + 2000000000;
+	int status;
+	pid_t r;
+
+	kill(pid, SIGTERM);
+	while ((r = waitpid(pid, &status, WNOHANG)) == 0 || (r < 0 && errno == EINTR)) {
+		struct timespec ms = { 0, 1000000 };
+		if (fts_tool_now(CLOCK_MONOTONIC) > until) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+			SG.pid[0] = 0;
+			return -1;
+		}
+		nanosleep(&ms, NULL);
+	}
+	SG.pid[0] = 0;
+	return r == pid && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Everything in the private directory, then it. */
+static void dir_remove(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char p[PATH_MAX + 300];
+
+	if (d) {
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+				snprintf(p, sizeof(p), "%s/%s", dir, e->d_name);
+				unlink(p);
+			}
+		closedir(d);
+	}
+	if (rmdir(dir) < 0)
+		fprintf(stderr, "faststamp bench: rmdir %s: %s\n", dir, strerror(errno));
+}
+
+/* The first conversions: runs of each kind, in turn. 0, or -1 with S.why. */
+static int sh_first(int runs)
+{
+	int64_t v[2][9];
+	struct child c;
+	char src[16];
+
+	for (int r = 0; r < runs; r++)
+		for (int m = SH_OWN; m <= SH_SHARED; m++) {
+			double ns, th;
+			if (child_start(&c, m == SH_OWN ? "0" : S.path, NULL, 0, 0) < 0 ||
+			    child_end(&c, "first-conversion") < 0) {
+				snprintf(S.why, sizeof(S.why), "a first-conversion child failed");
+				return -1;
+			}
+			ns = child_num(&c, "first_ns");
+			th = child_num(&c, "threads");
+			if (!isfinite(ns) || !isfinite(th)) {
+				snprintf(S.why, sizeof(S.why), "a first-conversion child said nothing");
+				return -1;
+			}
+			v[m][r] = (int64_t)ns;
+			if (!r || th < S.threads[m][0])
+				S.threads[m][0] = (int)th;
+			if (!r || th > S.threads[m][1])
+				S.threads[m][1] = (int)th;
+			child_str(&c, "source", src, sizeof(src));
+			snprintf(S.source[m], sizeof(S.source[m]), "%s", src);
+			if (m == SH_SHARED && strcmp(src, "shared")) {
+				S.attached = 0;
+				child_str(&c, "note", S.note, sizeof(S.note));
+			}
+		}
+	for (int m = SH_OWN; m <= SH_SHARED; m++) {
+		S.first[m][0] = (double)fts_tool_quantile(v[m], (size_t)runs, 0.5);
+		S.first[m][1] = (double)fts_tool_quantile(v[m], (size_t)runs, 0.9);
+	}
+	S.runs = runs;
+	return 0;
+}
+
+/* The three children of the gaps at once, then their cost rounds. 0, or -1 with S.why. */
+static int sh_gaps_run(int quick)
+{
+	struct child c[SH_ROLES];
+	const char *env[SH_ROLES] = { "0", S.path, "0" };
+	char k[64], src[16];
+	int m, rc = -1;
+
+	for (m = 0; m < SH_ROLES; m++)
+		c[m].pid = -1, c[m].out = c[m].in = -1;
+	for (m = 0; m < SH_ROLES; m++)
+		if (child_start(&c[m], env[m], sh_roles[m], quick, 1) < 0)
+			goto out;
+	/* Each ready (its first conversion done), then one start for all. */
+	for (m = 0; m < SH_ROLES; m++)
+		if (!child_read(&c[m], "ready\n")) {
+			snprintf(S.why, sizeof(S.why), "the %s child of the gaps did not start", sh_roles[m]);
+			goto out;
+		}
+	{
+		int64_t start = fts_tool_now(CLOCK_MONOTONIC) + 10000000;
+		for (m = 0; m < SH_ROLES; m++) {
+			char line[32];
+			int len = snprintf(line, sizeof(line), "%lld\n", (long long)start);
+			if (write(c[m].in, line, (size_t)len) != len) {
+				snprintf(S.why, sizeof(S.why), "the %s child: write: %s", sh_roles[m],
+					 strerror(errno));
+				goto out;
+			}
+			close(c[m].in);
+			c[m].in = -1;
+		}
+	}
+	for (m = 0; m < SH_ROLES; m++)
+		if (child_end(&c[m], sh_roles[m]) < 0) {
+			snprintf(S.why, sizeof(S.why), "the %s child of the gaps failed", sh_roles[m]);
+			goto out;
+		}
+	for (m = 0; m < SH_ROLES; m++)
+		for (size_t j = 0; j < SH_NGAPS; j++) {
+			snprintf(k, sizeof(k), "gap_%s_p50", sh_gaps[j].key);
+			S.gap[m][j][0] = child_num(&c[m], k);
+			snprintf(k, sizeof(k), "gap_%s_p90", sh_gaps[j].key);
+			S.gap[m][j][1] = child_num(&c[m], k);
+			snprintf(k, sizeof(k), "gap_%s_calls", sh_gaps[j].key);
+			S.gap_calls[m][j] = isfinite(child_num(&c[m], k)) ? (int)child_num(&c[m], k) : 0;
+			snprintf(k, sizeof(k), "gap_%s_missed", sh_gaps[j].key);
+			S.gap_missed[m][j] = isfinite(child_num(&c[m], k)) ? (int)child_num(&c[m], k) : 0;
+			snprintf(k, sizeof(k), "gap_%s_failed", sh_gaps[j].key);
+			if (m != SH_CLOCK && child_num(&c[m], k) > 0)
+				S.gap_failed[m] += (int)child_num(&c[m], k);
+		}
+	for (m = SH_OWN; m <= SH_SHARED; m++) {
+		for (int o = 0; o < SH_NCOST; o++)
+			for (int q = 0; q < 3; q++) {
+				static const char *const qs[3] = { "p10", "p50", "p90" };
+				snprintf(k, sizeof(k), "cost_%s_%s", sh_costs[o].key, qs[q]);
+				S.cost[m][o][q] = child_num(&c[m], k);
+			}
+		S.inside[m] = child_num(&c[m], "recent_inside") == 1;
+		S.old_span_s[m] = child_num(&c[m], "old_span_ns") / 1e9;
+		S.anon_first[m] = child_num(&c[m], "anon_first_kib") * 1024;
+		S.anon_end[m] = child_num(&c[m], "anon_end_kib") * 1024;
+		S.rounds = (int)child_num(&c[m], "rounds");
+		child_str(&c[m], "source_end", src, sizeof(src));
+		if (m == SH_SHARED && strcmp(src, "shared")) {
+			S.attached = 0;
+			snprintf(S.source[m], sizeof(S.source[m]), "%s", src);
+			child_str(&c[m], "note_end", S.note, sizeof(S.note));
+		}
+	}
+	S.map_rss = child_num(&c[SH_SHARED], "map_rss_kib") * 1024;
+	S.map_anon = child_num(&c[SH_SHARED], "map_anon_kib") * 1024;
+	rc = 0;
+out:
+	for (m = 0; m < SH_ROLES; m++)
+		child_kill(&c[m]);
+	return rc;
+}
+
+static int make_dir(char *tmpl, size_t len, const char *base)
+{
+	snprintf(tmpl, len, "%s/faststamp-bench.XXXXXX", base);
+	return mkdtemp(tmpl) ? 0 : -1;
+}
+
+/* The section: a service of its own in a private directory, fresh processes converting
+ * with it and with their own histories, side by side. S.ran, or S.why. */
+static void shared_section(int quick)
+{
+	struct fts_info in = { .size = sizeof(in) };
+	int64_t t0 = fts_tool_now(CLOCK_MONOTONIC);
+	const char *tmp = getenv("TMPDIR");
+	char tmpl[PATH_MAX];
+	struct statfs fs;
+	struct stat st;
+	pid_t serve;
+
+	S.attached = 1;
+	S.serve_status = -1;
+	if (fts_get_info(&in) < 0 || !in.counter_hz || !strcmp(in.backend, "generic")) {
+		snprintf(S.why, sizeof(S.why), "backend %s: stamps are clock readings, there is "
+			 "no calibration to share", in.backend);
+		return;
+	}
+	/* On a tmpfs, as /run/faststamp is, when there is one: the pages of a disk file
+	 * system's file fault in slower (a first conversion 50 us against 32 here). Mode
+	 * 0700: the service's directory must be ours alone. */
+	S.tmpfs = statfs("/dev/shm", &fs) == 0 && fs.f_type == TMPFS_MAGIC;
+	if (!S.tmpfs || make_dir(tmpl, sizeof(tmpl), "/dev/shm") < 0) {
+		const char *base = tmp && *tmp ? tmp : "/tmp";
+		if (make_dir(tmpl, sizeof(tmpl), base) < 0) {
+			snprintf(S.why, sizeof(S.why), "mkdtemp in %.200s: %s", base, strerror(errno));
+			return;
+		}
+		S.tmpfs = statfs(tmpl, &fs) == 0 && fs.f_type == TMPFS_MAGIC;
+	}
+	sg_arm(tmpl);
+	/* The name the kernel shows for the mapping in /proc/PID/smaps */
+	if (!realpath(tmpl, S.dir))
+		snprintf(S.dir, sizeof(S.dir), "%s", tmpl);
+	snprintf(S.path, sizeof(S.path), "%s/clock", S.dir);
+	if ((serve = serve_start()) < 0) {
+		dir_remove(tmpl);
+		sg_disarm();
+		return;
+	}
+	if (sh_first(quick ? 5 : 9) == 0 && sh_gaps_run(quick) == 0) {
+		char pid[24];
+		long rss, anon;
+		if (stat(S.path, &st) == 0) {
+			S.file_bytes = (double)st.st_size;
+			S.file_alloc = (double)st.st_blocks * 512;
+		}
+		snprintf(pid, sizeof(pid), "%ld", (long)serve);
+		S.pub_rss = map_kib(pid, S.path, &rss, &anon) == 0 ? (double)rss * 1024 : NAN;
+		S.ran = 1;
+	}
+	S.serve_status = serve_stop(serve);
+	dir_remove(tmpl);
+	sg_disarm();
+	S.secs = (double)(fts_tool_now(CLOCK_MONOTONIC) - t0) / 1e9;
+}
+
 /* ---- output ----------------------------------------------------------------------- */
 
 static void json_num(const char *key, double v, int *first)
@@ -1287,6 +2066,196 @@ static void json_hist(int *first)
 		json_str("history_reader_skipped", H.readers_why, first);
 }
 
+/* The targets of the shared history: its first conversion, and immediate conversions
+ * after any sleep. */
+#define SH_FIRST_TARGET_NS 50000
+#define SH_FRESH_P50_TARGET_NS 100
+#define SH_FRESH_P90_TARGET_NS 500
+
+/* Do the immediate conversions of history m meet the targets at every gap measured? 1,
+ * or 0 with the first gap that does not in why. */
+static int sh_fresh_met(int m, char *why, size_t len)
+{
+	for (size_t j = 0; j < SH_NGAPS; j++) {
+		const double *g = S.gap[m][j];
+		if (!S.gap_calls[m][j])
+			continue;
+		if (!(g[0] <= SH_FRESH_P50_TARGET_NS) || !(g[1] <= SH_FRESH_P90_TARGET_NS)) {
+			snprintf(why, len, " (%s: median %.0f, p90 %.0f)", sh_gaps[j].label, g[0], g[1]);
+			return 0;
+		}
+	}
+	why[0] = '\0';
+	return 1;
+}
+
+static void print_shared(int quick)
+{
+	static const char *const who[2] = { "own", "shared" };
+	char why[2][64];
+
+	printf("\nthe machine's shared history against a process's own: fresh processes of this program\n"
+	       "  convert with their own history (own: FASTSTAMP_SHARED=0; the first conversion\n"
+	       "  calibrates, a sampler thread follows) or with the one `faststamp serve --interval-ms %s`\n"
+	       "  publishes (shared: FASTSTAMP_SHARED=PATH), started by the bench\n", SH_INTERVAL_MS);
+	if (!S.ran) {
+		printf("  SKIP: %s\n", S.why);
+		return;
+	}
+	printf("  PATH %s, %s; %.1f s in all\n", S.path, S.tmpfs ? "a tmpfs as /run is" : "NOT a tmpfs",
+	       S.secs);
+	if (!S.tmpfs)
+		printf("  (unlike /run: the file's pages fault in slower, first conversions take longer)\n");
+	if (!S.attached)
+		printf("  WARNING: a shared process did not use the shared history (history_source \"%s\"): %s\n",
+		       S.source[SH_SHARED], S.note);
+	printf("  %-42s %8s %8s %8s %6s\n", "first fts_convert in a process, ns", "median", "p90",
+	       "threads", "runs");
+	for (int m = SH_OWN; m <= SH_SHARED; m++) {
+		char th[16];
+		snprintf(th, sizeof(th), S.threads[m][0] == S.threads[m][1] ? "%d" : "%d-%d",
+			 S.threads[m][0], S.threads[m][1]);
+		printf("  %-42s %8.0f %8.0f %8s %6d", who[m], S.first[m][0], S.first[m][1], th, S.runs);
+		if (m == SH_SHARED)
+			printf("  target <= %d us: %s", SH_FIRST_TARGET_NS / 1000,
+			       S.first[m][0] <= SH_FIRST_TARGET_NS ? "met" : "NOT met");
+		putchar('\n');
+	}
+	printf("  (threads: the process's own, after its first conversion; runs: of each, in turn)\n");
+	printf("  cost per call in those processes, ns: median and p10..p90 over %d interleaved rounds\n"
+	       "  of %d calls in each\n", S.rounds, SH_LOOP);
+	printf("  %-42s %8s %8s %8s  %s\n", "operation", "median", "p10", "p90", "x clock_gettime");
+	for (int m = SH_OWN; m <= SH_SHARED; m++)
+		for (int o = 0; o < SH_NCOST; o++) {
+			char label[80];
+			const double *c = S.cost[m][o];
+			snprintf(label, sizeof(label), "%s: %s", who[m], sh_costs[o].label);
+			printf("  %-42s %8.2f %8.2f %8.2f  %6.2f%s\n", label, c[1], c[0], c[2],
+			       c[1] / S.cost[m][SH_NCOST - 1][1],
+			       o == 0 && !S.inside[m] ? "  NOT inside: no sample in 0.5 s" : "");
+		}
+	printf("  (recent: %d stamps stored at once, converted after the next sample; older: the\n"
+	       "   stamps of the sleeps below, over %.1f s, in random order)\n", NREC,
+	       S.old_span_s[SH_SHARED]);
+	printf("  sleep, then store a stamp and convert it at once (past the newest sample: a clock read\n"
+	       "  after it), ns per call, each timed alone between two ordered stores; clock_gettime\n"
+	       "  (REALTIME) timed so after the same sleeps in a third process. The three sleep to\n"
+	       "  deadlines a gap apart, a third of a gap from each other.\n");
+	printf("  %-8s %6s   %-17s   %-17s   %-17s   %s\n", "", "", "     own", "     shared",
+	       "  clock_gettime", "median x clock_gettime");
+	printf("  %-8s %6s   %8s %8s   %8s %8s   %8s %8s   %8s %8s\n", "gap", "calls", "median", "p90",
+	       "median", "p90", "median", "p90", "own", "shared");
+	for (size_t j = 0; j < SH_NGAPS; j++) {
+		int missed = 0;
+		if (!S.gap_calls[SH_OWN][j]) {
+			printf("  %-8s %6s   (not with --quick)\n", sh_gaps[j].label, "-");
+			continue;
+		}
+		for (int m = 0; m < SH_ROLES; m++)
+			missed += S.gap_missed[m][j];
+		printf("  %-8s %6d   %8.0f %8.0f   %8.0f %8.0f   %8.0f %8.0f   %8.2f %8.2f",
+		       sh_gaps[j].label, S.gap_calls[SH_OWN][j], S.gap[SH_OWN][j][0], S.gap[SH_OWN][j][1],
+		       S.gap[SH_SHARED][j][0], S.gap[SH_SHARED][j][1], S.gap[SH_CLOCK][j][0],
+		       S.gap[SH_CLOCK][j][1], S.gap[SH_OWN][j][0] / S.gap[SH_CLOCK][j][0],
+		       S.gap[SH_SHARED][j][0] / S.gap[SH_CLOCK][j][0]);
+		if (missed)
+			printf("  %d late", missed);
+		putchar('\n');
+	}
+	printf("  (calls: own's; late: wake-ups past the next deadline, of the three, not timed)\n");
+	for (int m = SH_OWN; m <= SH_SHARED; m++)
+		sh_fresh_met(m, why[m], sizeof(why[m]));
+	printf("  target median <= %d, p90 <= %d at every gap%s:\n    own %s%s; shared %s%s\n",
+	       SH_FRESH_P50_TARGET_NS, SH_FRESH_P90_TARGET_NS, quick ? " (50 ms not measured)" : "",
+	       why[SH_OWN][0] ? "NOT met" : "met", why[SH_OWN], why[SH_SHARED][0] ? "NOT met" : "met",
+	       why[SH_SHARED]);
+	if (S.gap_failed[SH_OWN] || S.gap_failed[SH_SHARED])
+		printf("  WARNING: conversions failed: %d own, %d shared\n", S.gap_failed[SH_OWN],
+		       S.gap_failed[SH_SHARED]);
+	printf("  memory: the file %.1f MiB long, %.0f KiB of it allocated (st_blocks: sparse), %.0f KiB\n"
+	       "  resident in the publisher's mapping; in a shared process %.0f KiB of it resident in\n"
+	       "  its mapping (page cache, holes read as zeros included), %.0f KiB anonymous in it\n",
+	       S.file_bytes / 1048576, S.file_alloc / 1024, S.pub_rss / 1024, S.map_rss / 1024,
+	       S.map_anon / 1024);
+	printf("  anonymous memory of a process, KiB, from before its first conversion: after it\n"
+	       "  %+.0f shared, %+.0f own; at its end %+.0f shared, %+.0f own\n",
+	       S.anon_first[SH_SHARED] / 1024, S.anon_first[SH_OWN] / 1024,
+	       S.anon_end[SH_SHARED] / 1024, S.anon_end[SH_OWN] / 1024);
+	if (S.serve_status != 0)
+		printf("  WARNING: faststamp serve did not exit 0 on SIGTERM (%d)\n", S.serve_status);
+}
+
+static void json_shared(int *first)
+{
+	static const char *const who[SH_ROLES] = { "own", "shared", "clock_gettime" };
+	static const char *const qs[3] = { "p10_ns", "ns", "p90_ns" };
+	char k[96], why[64];
+	int ok = S.ran;
+
+#define SHN(v) ((ok) ? (double)(v) : NAN)
+	if (!ok)
+		json_str("shared_skipped", S.why, first);
+	json_str("shared_path", ok ? S.path : "", first);
+	json_str("shared_history_source", ok ? S.source[SH_SHARED] : "", first);
+	json_num("shared_seconds", SHN(S.secs), first);
+	json_num("shared_tmpfs", SHN(S.tmpfs), first);
+	json_num("shared_runs", SHN(S.runs), first);
+	for (int m = SH_OWN; m <= SH_SHARED; m++) {
+		snprintf(k, sizeof(k), "shared_first_conversion_%s_ns", who[m]);
+		json_num(k, SHN(S.first[m][0]), first);
+		snprintf(k, sizeof(k), "shared_first_conversion_%s_p90_ns", who[m]);
+		json_num(k, SHN(S.first[m][1]), first);
+		snprintf(k, sizeof(k), "shared_threads_%s", who[m]);
+		json_num(k, SHN(S.threads[m][1]), first);
+	}
+	json_num("shared_rounds", SHN(S.rounds), first);
+	for (int m = SH_OWN; m <= SH_SHARED; m++)
+		for (int o = 0; o < SH_NCOST; o++) {
+			for (int q = 0; q < 3; q++) {
+				snprintf(k, sizeof(k), "shared_cost_%s_%s_%s", who[m], sh_costs[o].key, qs[q]);
+				json_num(k, SHN(S.cost[m][o][q]), first);
+			}
+			snprintf(k, sizeof(k), "shared_cost_%s_%s_ratio_clock_gettime", who[m],
+				 sh_costs[o].key);
+			json_num(k, SHN(S.cost[m][o][1] / S.cost[m][SH_NCOST - 1][1]), first);
+		}
+	json_num("shared_cost_own_recent_inside", SHN(S.inside[SH_OWN]), first);
+	json_num("shared_cost_shared_recent_inside", SHN(S.inside[SH_SHARED]), first);
+	for (size_t j = 0; j < SH_NGAPS; j++) {
+		/* null for a gap --quick leaves out */
+		int has = ok && S.gap_calls[SH_OWN][j];
+		snprintf(k, sizeof(k), "shared_fresh_%s_calls", sh_gaps[j].key);
+		json_num(k, has ? S.gap_calls[SH_OWN][j] : NAN, first);
+		for (int m = 0; m < SH_ROLES; m++) {
+			snprintf(k, sizeof(k), "shared_fresh_%s_%s_ns", sh_gaps[j].key, who[m]);
+			json_num(k, has ? S.gap[m][j][0] : NAN, first);
+			snprintf(k, sizeof(k), "shared_fresh_%s_%s_p90_ns", sh_gaps[j].key, who[m]);
+			json_num(k, has ? S.gap[m][j][1] : NAN, first);
+			if (m == SH_CLOCK)
+				continue;
+			snprintf(k, sizeof(k), "shared_fresh_%s_%s_ratio_clock_gettime", sh_gaps[j].key, who[m]);
+			json_num(k, has ? S.gap[m][j][0] / S.gap[SH_CLOCK][j][0] : NAN, first);
+			snprintf(k, sizeof(k), "shared_fresh_%s_%s_p90_ratio_clock_gettime", sh_gaps[j].key,
+				 who[m]);
+			json_num(k, has ? S.gap[m][j][1] / S.gap[SH_CLOCK][j][1] : NAN, first);
+		}
+	}
+	json_num("shared_target_first_met", SHN(S.first[SH_SHARED][0] <= SH_FIRST_TARGET_NS), first);
+	json_num("shared_target_fresh_own_met", SHN(sh_fresh_met(SH_OWN, why, sizeof(why))), first);
+	json_num("shared_target_fresh_shared_met", SHN(sh_fresh_met(SH_SHARED, why, sizeof(why))), first);
+	json_num("shared_file_bytes", SHN(S.file_bytes), first);
+	json_num("shared_file_allocated_bytes", SHN(S.file_alloc), first);
+	json_num("shared_publisher_map_rss_bytes", SHN(S.pub_rss), first);
+	json_num("shared_client_map_rss_bytes", SHN(S.map_rss), first);
+	json_num("shared_client_map_anon_bytes", SHN(S.map_anon), first);
+	json_num("shared_client_anon_first_bytes", SHN(S.anon_first[SH_SHARED]), first);
+	json_num("shared_client_anon_end_bytes", SHN(S.anon_end[SH_SHARED]), first);
+	json_num("shared_own_anon_first_bytes", SHN(S.anon_first[SH_OWN]), first);
+	json_num("shared_own_anon_end_bytes", SHN(S.anon_end[SH_OWN]), first);
+	json_num("shared_serve_exit", SHN(S.serve_status), first);
+#undef SHN
+}
+
 /* ---- main ------------------------------------------------------------------------- */
 
 struct opts {
@@ -1363,8 +2332,9 @@ int fts_tool_bench(int argc, char **argv)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
 			fputs(usage, stdout);
 			return 0;
-		} else if (!strcmp(argv[i], "--first-conversion-child") && argc == 2) {
-			return first_conversion_child();
+		} else if (!strcmp(argv[i], "--first-conversion-child") && i == 1 &&
+			   (argc == 2 || argc == 4)) {
+			return first_conversion_child(argc, argv);
 		} else if (!strcmp(argv[i], "--quick")) {
 			o.quick = 1;
 		} else if (!strcmp(argv[i], "--json")) {
@@ -1413,6 +2383,8 @@ int fts_tool_bench(int argc, char **argv)
 		first_p[1] = (double)fts_tool_quantile(first, (size_t)firsts, 0.5);
 		first_p[2] = (double)fts_tool_quantile(first, (size_t)firsts, 1.0);
 	}
+	/* Then the shared history against a process's own, in fresh processes too. */
+	shared_section(o.quick);
 	/* The history next, while nothing else runs: the process clock's sampler starts
 	 * with the warm-up. Its conversions are timed with the others, in the rounds. */
 	if (hist_day(o.quick) < 0 || hist_adds() < 0 || hist_readers() < 0)
@@ -1515,6 +2487,7 @@ int fts_tool_bench(int argc, char **argv)
 		json_acc(&now, &f);
 		json_acc(&late, &f);
 		json_hist(&f);
+		json_shared(&f);
 		printf("\n}\n");
 	} else {
 		printf("faststamp bench: backend %s", in.backend);
@@ -1551,6 +2524,7 @@ int fts_tool_bench(int argc, char **argv)
 		printf("  (width: bracket width median and p99; bound: median err_ns; inside: conversion\n"
 		       "   within the bracket; covered: [ns - err, ns + err] meets the bracket)\n");
 		print_hist(cg, o.rounds, o.quick);
+		print_shared(o.quick);
 	}
 
 	rc = 0;
