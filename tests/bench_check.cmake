@@ -162,6 +162,11 @@ elseif(MODE STREQUAL "json")
     endif()
   endif()
 
+  # The "inside history" rows convert stamps a sample came after.
+  string(JSON v GET "${out}" convert_inside_stamps_inside)
+  if(NOT v EQUAL 1)
+    message(FATAL_ERROR "convert_inside_stamps_inside = ${v}: the \"inside history\" stamps were not")
+  endif()
   # The bound must cover the bracket for every stamp (a correctness property, not timing).
   foreach(round immediate late)
     string(JSON v GET "${out}" accuracy_${round}_bound_covers_pct)
