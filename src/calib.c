@@ -577,6 +577,15 @@ static int list_ok(const struct fts_calib *c)
 	}
 	return n > 0;
 }
+
+static uint64_t key_at(const struct fts_calib *c, size_t pos)
+{
+	uint64_t key;
+	struct fts__rec r;
+
+	get(c, pos, &key, &r);
+	return key;
+}
 #endif
 
 struct cand {
@@ -596,6 +605,16 @@ static void head_of(const struct fts__band *hb, uint64_t key, const struct fts__
 {
 	e->key = key;
 	end_line(key, r->r0, 0, (double)r->err, hb, &e->rec, &e->grow);
+}
+
+/* Segment pos of the list that directory d lists. */
+static void get_at(const struct fts_calib *c, uint32_t d, size_t pos, uint64_t *key,
+		   struct fts__rec *r)
+{
+	const struct fts__chunk *ch = fts__chunk_at(c, c->dir[d][pos / FTS__CHUNK_RECS].chunk);
+
+	*key = ch->key[pos % FTS__CHUNK_RECS];
+	*r = ch->rec[pos % FTS__CHUNK_RECS];
 }
 
 /* Write segment pos of the list that directory d lists. */
@@ -818,17 +837,58 @@ struct fts_calib *fts__calib_new_loaded(size_t n)
 	return c;
 }
 
-void fts__calib_put_loaded(struct fts_calib *c, size_t pos, uint64_t key, const struct fts__rec *r)
+/* A record from outside, checked as a reader would need it, with the fast path's
+ * flag worked out here (never taken from outside): it spans [key, end]. */
+static int loaded_rec(struct fts__rec *r, uint64_t key, uint64_t end)
 {
-	put_at(c, 0, pos, key, r);
+	if (r->shift > 62 || (r->flags & ~(FTS__SEG_STEP | FTS__SEG_FAST)) || end < key)
+		return -1;
+	if (r->err > (UINT64_C(1) << 63))
+		r->err = UINT64_C(1) << 63;
+	r->flags &= FTS__SEG_STEP;
+	if (fts__seg_fast(r->r0, r->mult, r->shift, end - key))
+		r->flags |= FTS__SEG_FAST;
+	return 0;
 }
 
-void fts__calib_publish_loaded(struct fts_calib *c, size_t n, const struct fts__end *head,
-			       const struct fts__end *tail, uint64_t newest)
+int fts__calib_put_loaded(struct fts_calib *c, size_t pos, uint64_t key, uint64_t end,
+			  struct fts__rec r)
 {
-	struct fts__pub p = { .newest = newest, .nfinal = (uint32_t)n, .head = *head, .tail = *tail };
+	uint64_t prev;
+	struct fts__rec pr;
 
+	if (pos > 0) {
+		get_at(c, 0, pos - 1, &prev, &pr);
+		if (key <= prev)
+			return -1;
+	}
+	if (loaded_rec(&r, key, end) < 0)
+		return -1;
+	put_at(c, 0, pos, key, &r);
+	return 0;
+}
+
+int fts__calib_publish_loaded(struct fts_calib *c, size_t n, struct fts__end head,
+			      struct fts__end tail, uint64_t newest)
+{
+	uint64_t first, last;
+	struct fts__rec r;
+	struct fts__pub p = { .newest = newest, .nfinal = (uint32_t)n };
+
+	if (n == 0 || n > UINT32_MAX)
+		return -1;
+	get_at(c, 0, 0, &first, &r);
+	get_at(c, 0, n - 1, &last, &r);
+	/* the ends where the list ends; their lines carried on, never growing less */
+	if (head.key != first || tail.key != newest || last > newest || head.grow < 0 ||
+	    tail.grow < 0 || loaded_rec(&head.rec, first, first) < 0 ||
+	    loaded_rec(&tail.rec, newest, newest) < 0)
+		return -1;
+	head.rec.flags = tail.rec.flags = 0;
+	p.head = head;
+	p.tail = tail;
 	publish(c, &p);
+	return 0;
 }
 
 /* Segment i of state p of any history, checked as a reader checks: -1 if p has no

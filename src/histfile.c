@@ -330,24 +330,10 @@ static void get_rec(const unsigned char *p, uint64_t *key, struct fts__rec *r)
 	r->flags = get32(p + 36);
 }
 
-/* A segment read from a file, checked, with the fast path's flag worked out here
- * (never taken from the file): it spans [key, end]. */
-static int check_rec(struct fts__rec *r, uint64_t key, uint64_t end)
-{
-	if (r->shift > 62 || (r->flags & ~(FTS__SEG_STEP | FTS__SEG_FAST)))
-		return -EBADMSG;
-	if (r->err > (UINT64_C(1) << 63))
-		r->err = UINT64_C(1) << 63;
-	r->flags &= FTS__SEG_STEP;
-	if (fts__seg_fast(r->r0, r->mult, r->shift, end - key))
-		r->flags |= FTS__SEG_FAST;
-	return 0;
-}
-
 /* A saved history, from its SEGS payload. */
 static struct fts_calib *load_segs(const unsigned char *b, uint32_t len, int *err)
 {
-	uint64_t n, newest, hk, tk, prev = 0;
+	uint64_t n, newest, hk, tk;
 	struct fts__rec hr, tr;
 	struct fts_calib *c;
 	int64_t hg, tg;
@@ -362,9 +348,6 @@ static struct fts_calib *load_segs(const unsigned char *b, uint32_t len, int *er
 	hg = (int64_t)get64(b + 16 + SEG_BYTES);
 	get_rec(b + 16 + END_BYTES, &tk, &tr);
 	tg = (int64_t)get64(b + 16 + END_BYTES + SEG_BYTES);
-	if (hg < 0 || tg < 0 || tk != newest || check_rec(&hr, hk, hk) || check_rec(&tr, tk, tk))
-		goto bad;
-	hr.flags = tr.flags = 0;
 	if (!(c = fts__calib_new_loaded(n))) {
 		*err = errno;
 		return NULL;
@@ -375,17 +358,18 @@ static struct fts_calib *load_segs(const unsigned char *b, uint32_t len, int *er
 
 		get_rec(b + SEGS_FIXED + i * SEG_BYTES, &key, &r);
 		end = i + 1 < n ? get64(b + SEGS_FIXED + (i + 1) * SEG_BYTES) : newest;
-		if ((i && key <= prev) || end < key || (i == 0 && key != hk) || check_rec(&r, key, end)) {
+		if (fts__calib_put_loaded(c, i, key, end, r) < 0) {
 			fts_calib_free(c);
 			goto bad;
 		}
-		prev = key;
-		fts__calib_put_loaded(c, i, key, &r);
 	}
 	{
 		struct fts__end head = { .key = hk, .rec = hr, .grow = hg },
 				tail = { .key = tk, .rec = tr, .grow = tg };
-		fts__calib_publish_loaded(c, n, &head, &tail, newest);
+		if (fts__calib_publish_loaded(c, n, head, tail, newest) < 0) {
+			fts_calib_free(c);
+			goto bad;
+		}
 	}
 	return c;
 bad:

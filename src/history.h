@@ -166,10 +166,11 @@ static inline void fts__end_load(const struct fts_calib *c, const struct fts__en
 	l->grow = FTS__LD(e->grow);
 }
 
-/* The last index in keys[0..n) whose key is <= x (keys[0] <= x). */
+/* The last index in keys[0..n) whose key is <= x (keys[0] <= x; 0 for n 0 or 1, or
+ * when no key is: a hostile list still ends the search). */
 static inline uint32_t fts__search(const uint64_t *keys, uint32_t n, uint64_t x, size_t stride)
 {
-	uint32_t lo = 0, hi = n - 1;
+	uint32_t lo = 0, hi = n ? n - 1 : 0;
 
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo + 1) / 2;

@@ -55,14 +55,18 @@ int fts__calib_dims(const struct fts_calib_opts *opts, uint32_t *dircap, size_t 
 struct fts_calib *fts__calib_new_at(const struct fts_calib_opts *opts, void *region, size_t len);
 /* Point c's fields at a region of dircap chunks. */
 void fts__calib_layout(struct fts_calib *c, void *region, uint32_t dircap);
-/* A history read from a file or copied: room for n segments, put one by one, then
- * published with its ends; it takes no samples (EPERM). */
+/* A history read from a file or copied: room for n segments, put one by one (each
+ * spanning [key, end], keys rising), then published with its ends (the head at the
+ * first key, the tail at newest); it takes no samples (EPERM). The puts and the
+ * publishing check what they are given as a file's contents: -1 if it is not a
+ * history. */
 struct fts__end;
 struct fts__pub;
 struct fts_calib *fts__calib_new_loaded(size_t n);
-void fts__calib_put_loaded(struct fts_calib *c, size_t pos, uint64_t key, const struct fts__rec *r);
-void fts__calib_publish_loaded(struct fts_calib *c, size_t n, const struct fts__end *head,
-			       const struct fts__end *tail, uint64_t newest);
+int fts__calib_put_loaded(struct fts_calib *c, size_t pos, uint64_t key, uint64_t end,
+			  struct fts__rec r);
+int fts__calib_publish_loaded(struct fts_calib *c, size_t n, struct fts__end head,
+			      struct fts__end tail, uint64_t newest);
 /* Segment i of published state p, checked as a reader checks; -1 if there is none. */
 int fts__pub_segment(const struct fts_calib *c, const struct fts__pub *p, size_t i, uint64_t *key,
 		     struct fts__rec *r);

@@ -295,35 +295,37 @@ struct fts_calib *fts__shared_copy(const struct fts_calib *view)
 		unsigned latch = fts__latch_begin(view);
 		const struct fts__pub *p = fts__pub_of(view, latch);
 		size_t n = (size_t)FTS__LD(p->nfinal) + FTS__LD(p->nprov);
-		uint64_t newest = FTS__LD(p->newest), prev = 0;
-		struct fts__end head, tail;
+		uint64_t newest = FTS__LD(p->newest), key, next;
 		struct fts__line hl, tl;
+		struct fts__rec r, rn;
 		struct fts_calib *c;
-		int bad = 0;
+		int bad;
 
-		if (!newest || n == 0 || n > ((size_t)1 << 32))
+		/* no more than the view's own geometry can hold */
+		if (!newest || n == 0 || n > (size_t)view->dircap * FTS__CHUNK_RECS + FTS__MAX_PROV)
 			return NULL;
 		if (!(c = fts__calib_new_loaded(n)))
 			return NULL;
+		bad = fts__pub_segment(view, p, 0, &key, &r) < 0;
 		for (size_t i = 0; i < n && !bad; i++) {
-			uint64_t key;
-			struct fts__rec r;
-			bad = fts__pub_segment(view, p, i, &key, &r) < 0 || (i && key <= prev) ||
-			      key > newest;
-			if (!bad)
-				fts__calib_put_loaded(c, i, key, &r);
-			prev = key;
+			if (i + 1 < n)
+				bad = fts__pub_segment(view, p, i + 1, &next, &rn) < 0;
+			else
+				next = newest;
+			bad = bad || fts__calib_put_loaded(c, i, key, next, r) < 0;
+			key = next;
+			r = rn;
 		}
 		fts__end_load(view, &p->head, &hl);
 		fts__end_load(view, &p->tail, &tl);
-		head = (struct fts__end){ .key = hl.c0, .grow = hl.grow,
-					  .rec = { hl.r0, hl.mult, hl.err, hl.shift, 0 } };
-		tail = (struct fts__end){ .key = tl.c0, .grow = tl.grow,
-					  .rec = { tl.r0, tl.mult, tl.err, tl.shift, 0 } };
-		if (!bad && !fts__latch_retry(view, latch)) {
-			fts__calib_publish_loaded(c, n, &head, &tail, newest);
+		if (!bad && !fts__latch_retry(view, latch) &&
+		    fts__calib_publish_loaded(c, n,
+				(struct fts__end){ .key = hl.c0, .grow = hl.grow,
+						   .rec = { hl.r0, hl.mult, hl.err, hl.shift, 0 } },
+				(struct fts__end){ .key = tl.c0, .grow = tl.grow,
+						   .rec = { tl.r0, tl.mult, tl.err, tl.shift, 0 } },
+				newest) == 0)
 			return c;
-		}
 		fts_calib_free(c);
 	}
 	return NULL;
