@@ -1304,6 +1304,11 @@ static int first_conversion_child(int argc, char **argv)
 		memset(B.recent, 0, sizeof(B.recent));
 		memset(B.idx, 0, sizeof(B.idx));
 	}
+	/* The child's own stdio out of the memory figures: stdout's buffer is static, and
+	 * the heap has grown for reading /proc once already. */
+	static char outbuf[BUFSIZ];
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	proc_status("RssAnon:");
 	anon0 = proc_status("RssAnon:");
 	if (role != SH_CLOCK) {
 		store_fast_timestamp(&s);
