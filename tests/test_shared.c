@@ -8,6 +8,8 @@
  *                              and after the clients leave the shared history
  *   hostile_files              corrupt, truncated, group-writable, of another boot,
  *                              stopped, stale: refused, with the reason in fts_info
+ *   one_publisher              a second publisher at the same path is refused; SIGINT
+ *                              stops the first cleanly, and clients see it stopped
  *   wrongly_owned_file         owned by another user: refused (needs root to chown)
  *   publisher_and_readers      in one process, the publishing sampler and threads
  *                              converting (what ThreadSanitizer can see)
@@ -399,6 +401,33 @@ static void hostile_files(void **state)
 	unserve(svc);
 }
 
+/* One publisher per path; SIGINT stops it as SIGTERM does. */
+static void one_publisher(void **state)
+{
+	pid_t svc = serve(20);
+	char cmd[400], out[400] = "", source[16], note[240];
+	FILE *p;
+	int st;
+	(void)state;
+
+	snprintf(cmd, sizeof(cmd), "%s serve --path %s 2>&1", FTS_TOOL, path);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	size_t n = fread(out, 1, sizeof(out) - 1, p);
+	out[n] = '\0';
+	st = pclose(p);
+	print_message("  a second publisher: exit %d, %s", WEXITSTATUS(st), out);
+	assert_int_equal(WEXITSTATUS(st), 1);
+	assert_non_null(strstr(out, "another faststamp serve publishes here"));
+	kill(svc, SIGINT);
+	waitpid(svc, &st, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	attach_in_child(path, source, note);
+	assert_string_equal(source, "process");
+	assert_non_null(strstr(note, "its publisher stopped"));
+	unserve(svc);
+}
+
 static void wrongly_owned_file(void **state)
 {
 	pid_t svc;
@@ -489,6 +518,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(two_clients_identical),
 		cmocka_unit_test(kill9_storm),
 		cmocka_unit_test(hostile_files),
+		cmocka_unit_test(one_publisher),
 		cmocka_unit_test(wrongly_owned_file),
 		cmocka_unit_test(publisher_and_readers),
 	};
