@@ -159,11 +159,13 @@ int fts_calib_range(const struct fts_calib *c, uint64_t *oldest, uint64_t *newes
  * a * 2^shift under 2^62 (62 at most). */
 static uint32_t shift_for(double a)
 {
+	uint64_t bits;
 	int e;
 
-	if (!(a > 0))
+	if (!(a > 0x1p-900))   /* also NaN */
 		return 62;
-	frexp(a, &e);   /* a < 2^e */
+	memcpy(&bits, &a, sizeof(bits));
+	e = (int)((bits >> 52) & 0x7ff) - 1022;   /* a < 2^e, as frexp() gives it */
 	return e >= 62 ? 0 : e < 0 ? 62 : (uint32_t)(62 - e);
 }
 
@@ -188,7 +190,7 @@ static void to_rec(const struct out *o, struct fts__rec *r)
 	/* the doubles the line was worked out in round too: 16 units in their last place,
 	 * at the largest value involved */
 	double big = fmax(fmax(fabs(o->y0), fabs(y1)), fabs(o->err));
-	double err = ceil(o->err + fabs(o->y0 - y0) + ldexp(big, -48)) + ROUNDING;
+	double err = ceil(o->err + fabs(o->y0 - y0) + big * 0x1p-48) + ROUNDING;
 	__int128 r0 = isfinite(y0) ? o->oy + (__int128)fmax(fmin(y0, 0x1p100), -0x1p100) : 0;
 
 	r->shift = shift;
@@ -327,7 +329,7 @@ static struct fts__pt pt_of(const struct raw *s, uint64_t ox, int64_t oy)
 {
 	__int128 xi = (__int128)s->x - ox, ri = (__int128)s->r - oy;
 
-	return (struct fts__pt){ .x = (double)xi, .h = (double)s->h, .r = (double)ri,
+	return (struct fts__pt){ .x = fts__d128(xi), .h = (double)s->h, .r = fts__d128(ri),
 				 .step = s->step, .xi = xi, .ri = ri };
 }
 
@@ -378,8 +380,10 @@ static double run_err(const struct fts__writer *w)
 {
 	double s = fts__fit_slope(&w->fit), e = 0;
 
-	for (unsigned i = 0; i < w->nenv; i++)
-		e = fmax(e, fts__env_dist(&w->env[i], 0, w->ayf, s));
+	for (unsigned i = 0; i < w->nenv; i++) {
+		double d = fts__env_dist(&w->env[i], 0, w->ayf, s);
+		e = d > e || d != d ? d : e;   /* a NaN shows, never hides */
+	}
 	return e;
 }
 

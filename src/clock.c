@@ -155,9 +155,13 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 	}
 	for (int tries = 0; tries < 3; tries++) {
 		if (have_counter) {
+			const struct fts_calib *h;
 			if ((rc = prepare(newest)) < 0)
 				return rc;
-			have_fresh = fts__clock_fresh(newest, &fresh) == 1;
+			/* past the newest sample: a clock read after the stamps */
+			h = fts__clock_history();
+			have_fresh = h && newest > fts__calib_newest_counter(h) &&
+				     fts__clock_fresh(newest, &fresh) == 1;
 		}
 		rc = convert_many(stamps, n, ns, err, have_fresh ? &fresh : NULL);
 		/* a shared history that kept moving: the clock leaves it (fts__clock_view) */

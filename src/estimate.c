@@ -22,7 +22,7 @@ double fts__pt_uncertainty(const struct fts__pt *p, double rate_hi)
  * apart, and the readings were rounded down. */
 struct fts__ival fts__ival_of(const struct fts__pt *a, const struct fts__pt *b)
 {
-	double len = (double)(b->xi - a->xi), w = a->h + b->h, dr = (double)(b->ri - a->ri);
+	double len = fts__d128(b->xi - a->xi), w = a->h + b->h, dr = fts__d128(b->ri - a->ri);
 	struct fts__ival v = { .rate = dr / len, .step = b->step };
 
 	if (len > w)
@@ -70,7 +70,7 @@ int fts__neighbour(const struct fts__pt *p, const int *step, int n, int k, int d
 		   struct fts__ival *out)
 {
 	int j = dir > 0 ? k + 1 : k - 1, hops = 0, end;
-	double want = (double)(p[k + 1].xi - p[k].xi) / 2;
+	double want = fts__d128(p[k + 1].xi - p[k].xi) / 2;
 
 	while (j >= 0 && j + 1 < n && step[j] && hops < 1) {
 		j += dir;
@@ -81,12 +81,12 @@ int fts__neighbour(const struct fts__pt *p, const int *step, int n, int k, int d
 	/* the span: points j .. end (dir > 0) or end .. j + 1 (dir < 0) */
 	if (dir > 0) {
 		for (end = j + 1; end + 1 < n && end - j < 2 && !step[end] &&
-				  (double)(p[end].xi - p[j].xi) < want; end++)
+				  fts__d128(p[end].xi - p[j].xi) < want; end++)
 			;
 		*out = fts__ival_of(&p[j], &p[end]);
 	} else {
 		for (end = j; end > 0 && j + 1 - end < 2 && !step[end - 1] &&
-			      (double)(p[j + 1].xi - p[end].xi) < want; end--)
+			      fts__d128(p[j + 1].xi - p[end].xi) < want; end--)
 			;
 		*out = fts__ival_of(&p[end], &p[j + 1]);
 	}

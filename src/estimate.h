@@ -7,6 +7,13 @@
 
 #include <stdint.h>
 
+/* An exact difference as a double: the common case, fitting 64 bits, without the
+ * library call a 128-bit conversion takes. */
+static inline double fts__d128(__int128 v)
+{
+	return v == (int64_t)v ? (double)(int64_t)v : (double)v;
+}
+
 /* A sample as the estimator sees it, relative to an origin (x0, r0) of the caller's
  * choosing: the reference read r (whole ns) at some counter value within x +- h. */
 struct fts__pt {

@@ -224,7 +224,11 @@ static inline int fts__pub_lookup(const struct fts_calib *c, const struct fts__p
 		goto none;
 	ch = fts__chunk_at(c, di);
 	m = d + 1 < nc ? FTS__CHUNK_RECS : nf - d * FTS__CHUNK_RECS;
-	i = x >= FTS__LD(ch->key[m - 1]) ? m - 1 : fts__search(ch->key, m, x, sizeof(uint64_t));
+	/* in the last chunk, the last segment first (a recent stamp): elsewhere the search */
+	if (d + 1 == nc && x >= FTS__LD(ch->key[m - 1]))
+		i = m - 1;
+	else
+		i = fts__search(ch->key, m, x, sizeof(uint64_t));
 	l->c0 = FTS__LD(ch->key[i]);
 	if (i + 1 < m)
 		l->c1 = FTS__LD(ch->key[i + 1]);

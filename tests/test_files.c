@@ -182,14 +182,17 @@ static void hostile_lengths(void **state)
 	f[24 + 3] = 0x3f;            /* length 0x3f000000 */
 	getrlimit(RLIMIT_AS, &was);
 	lim = (struct rlimit){ 512u << 20, was.rlim_max };
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#  if defined(__has_feature)
-#    if !__has_feature(address_sanitizer) && !__has_feature(thread_sanitizer)
-	setrlimit(RLIMIT_AS, &lim);   /* the sanitizers reserve far more than this */
-#    endif
+	/* the sanitizers reserve far more address space than this */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	(void)lim;
+#elif defined(__has_feature)
+#  if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+	(void)lim;
 #  else
 	setrlimit(RLIMIT_AS, &lim);
 #  endif
+#else
+	setrlimit(RLIMIT_AS, &lim);
 #endif
 	fd = mem_file(f, sizeof(f));
 	errno = 0;
