@@ -15,13 +15,27 @@
  *   taken (NTP slews and steps included), not today's. fts_convert() also returns an
  *   error bound: the clock's reading at the stamp lies within ns +/- err_ns.
  *
- *   Nothing happens until the first conversion: it takes three samples 2 ms apart.
- *   While conversions keep happening, a background thread adds a sample every 100 ms
- *   and watches for steps of the wall clock (a timerfd with TFD_TIMER_CANCEL_ON_SET);
- *   a conversion of a stamp more than 2 ms newer than the newest sample takes one
- *   itself; after 10 s without conversions the thread exits. When no thread can be
- *   started, conversions take its samples (at most one per 100 ms) and retry the
- *   thread after 1 s, 2 s, ... up to 64 s.
+ *   At load the library decides whether new stamps may use the counter (CPUID and the
+ *   kernel's clocksource; FASTSTAMP_BACKEND). Nothing else happens until the first
+ *   conversion, which finds a history to convert with:
+ *   - the machine's, when `faststamp serve` publishes one (FASTSTAMP_SHARED names its
+ *     file, or 0 for none; default FTS_SHARED_PATH, /run/faststamp/clock) and it is
+ *     valid: owned by root, this user or the service's user and writable by no one
+ *     else, of this boot, counter and clocksource, its publisher alive (a heartbeat
+ *     under 1 s old). The process then takes no thread and no samples, and every
+ *     process converts a stamp the history holds to the same ns and bound; or
+ *   - its own: three samples 2 ms apart; while conversions keep happening a
+ *     background thread adds one every 100 ms and watches for steps of the wall
+ *     clock (a timerfd with TFD_TIMER_CANCEL_ON_SET); after 10 s without conversions
+ *     the thread exits. When no thread can be started, conversions take its samples
+ *     (at most one per 100 ms) and retry the thread after 1 s, 2 s, ... up to 64 s.
+ *   A process leaves the shared history when its publisher stops, its heartbeat goes
+ *   stale or it cannot be read, keeping a copy of it: stamps converted with it before
+ *   convert the same after. fts_get_info() says which history is used, and why not
+ *   the shared one.
+ *
+ *   A stamp past the newest sample is converted with one clock read after it (rule 11
+ *   below): cheap, and its bound holds even when the clock stepped since the sample.
  *
  * FAILURE MODES
  *   Each sample also reads CLOCK_MONOTONIC, CLOCK_BOOTTIME and CLOCK_MONOTONIC_RAW.
@@ -52,7 +66,8 @@
  *   Sleeps inside the library use absolute deadlines: a stream of signals delays a
  *   call by the handlers' own time only. fork() may be called while other threads
  *   convert: a pthread_atfork() handler keeps it from landing inside a history write;
- *   the child starts its own sampler when it converts. The shared library is linked
+ *   the child starts its own sampler when it converts. Readers of a history never
+ *   wait: it is published through a latch, two copies of its state. The shared library is linked
  *   with -z nodelete: dlclose() leaves it mapped (its thread may be running), and a
  *   later dlopen() finds the same instance.
  */
