@@ -110,7 +110,8 @@ FTS__API fast_timestamp_t fts__clock_stamp(void);
  * On x86_64 that is lfence; rdtsc. Falls back to clock_gettime(CLOCK_REALTIME) when the
  * counter is not trusted (see fts_get_info()).
  *
- * Cost: ~16 ns on a 2.6 GHz x86_64 VM (rdtsc alone ~10, clock_gettime ~23).
+ * Cost: ~19 ns on a 2.6 GHz x86_64 VM (lfence; rdtsc ~19, rdtsc alone ~10,
+ * clock_gettime ~23).
  * Never fails, never sets errno, no set-up needed. Async-signal-safe.
  * stamp must be a valid pointer (it is not checked, as with gettimeofday()). */
 static inline void store_fast_timestamp(fast_timestamp_t *stamp)
@@ -149,10 +150,10 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
  * without a counter), ERANGE (the time does not fit), ENOMEM (no memory for the
  * history), EAGAIN or the clock's error (no calibration sample could be taken and
  * there is no history yet).
- * Cost: ~15 ns for a stamp inside the history or just past it; the first conversion
- * in a process calibrates for ~4.5 ms; a stamp more than 2 ms newer than the newest
- * sample makes this call take a sample (12-26 us here). Thread-safe, not
- * async-signal-safe. */
+ * Cost, on a 2.6 GHz x86_64 VM: ~20 ns for a stamp inside the history (recent or a day
+ * old); ~100 ns for one past the newest sample (a clock read after it, rule 11); the
+ * first conversion in a process ~45 us with the machine's shared history, ~4.3 ms
+ * calibrating its own (see OVERVIEW). Thread-safe, not async-signal-safe. */
 FTS__API int fast_timestamp_to_timespec(const fast_timestamp_t *stamp, struct timespec *ts);
 
 /* fast_timestamp_to_timeval - what gettimeofday() read at *stamp (microseconds,
@@ -162,17 +163,17 @@ FTS__API int fast_timestamp_to_timeval(const fast_timestamp_t *stamp, struct tim
 /* fts_convert - CLOCK_REALTIME in ns since the epoch at *stamp, and its error bound.
  *
  * On success *ns is the estimate and, if err_ns is not NULL, *err_ns >= 0 bounds it
- * (computing the bound costs ~25 ns more; pass NULL when it is not wanted):
  * the system clock read within [*ns - *err_ns, *ns + *err_ns] at that moment. The bound
  * covers sample noise, rate changes (slews) between samples and one clock step between
- * two samples; it cannot cover a step after the newest sample (see fts_calib_convert).
+ * two samples; past the newest sample, one step between it and the clock read the
+ * conversion takes after the stamp (rule 11).
  * Tagged CLOCK_REALTIME stamps convert exactly (*err_ns = 0).
  * Errors as fast_timestamp_to_timespec. */
 FTS__API int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns);
 
 /* fts_convert_array - convert n stamps at once: ns[i] (and err_ns[i] unless err_ns is
  * NULL) as fts_convert would give for stamps[i]. Stamps in increasing order without
- * bounds are cheapest (~3 ns each); any order works. n == 0 succeeds. On failure
+ * bounds are cheapest (~2 ns each, ~4 with bounds); any order works. n == 0 succeeds. On failure
  * (EINVAL for NULL arrays with n > 0, ERANGE, EAGAIN) the arrays may hold part of the
  * results. */
 FTS__API int fts_convert_array(const fast_timestamp_t *stamps, size_t n, int64_t *ns,
@@ -265,8 +266,8 @@ FTS__API int fts_get_info(struct fts_info *info);
  *   holds if the clock kept the rate band of the interval at that end and did not
  *   step (the process clock checks that with a clock read after a fresh stamp).
  *
- *   The rules that give it, each a function of src/estimate.c with its own test
- *   (tests/test_rules.c):
+ *   The rules that give it, each a function of src/estimate.c (rule 11: history.h)
+ *   with its own test (tests/test_rules.c):
  *   1  a sample read ref_ns somewhere within its bracket: at the bracket's middle the
  *      reading is ref_ns within half the bracket at the fastest rate, plus 1 ns;
  *   2  an interval's rate is measured between the middles, its noise from both
@@ -298,6 +299,11 @@ FTS__API int fts_get_info(struct fts_info *info);
  *      history, never across a step, until a quarter of the room is free; the merged
  *      bound covers what both covered, exactly; if only steps are left, the oldest
  *      segments go and their stamps are carried back from the first left (rule 9).
+ *   11 between the newest sample and a clock read after a stamp (or between the end
+ *      of one history and the start of the next), the clock stepped at most once: the
+ *      stamp's reading lies on the tail's extrapolation or on the line back from the
+ *      read at the same band; the bound covers both, the estimate is the tail's where
+ *      they meet (the same in every process), their middle where they do not.
  *   An interval is settled (rules 3-5 final) once five more samples follow it; until
  *   then it is published on its own, with what is known, and rebuilt at each add.
  *
@@ -305,15 +311,16 @@ FTS__API int fts_get_info(struct fts_info *info);
  *   The segments take 40 bytes each (8 of key, 32 of line and bound), in chunks of 256
  *   taken as needed from an address range reserved at creation (twice the memory
  *   limit; reserved, not used). A day of an NTP-disciplined clock at 10 samples a
- *   second keeps about 127,000 segments (5.1 MB); a steady clock keeps about one in
- *   seven samples. fts_calib_add costs about 0.6 us; fts_calib_convert about 10 ns
- *   for a recent counter value, about 40 ns for one from anywhere in a day.
+ *   second keeps about 127,000 segments (4.9 MiB, 40 bytes each); a steady clock keeps
+ *   about one in seven samples. fts_calib_add costs about 0.8 us; fts_calib_convert
+ *   about 10 ns for a recent counter value, about 300 ns for a random one from a day
+ *   (its look-up misses the caches), on a 2.6 GHz x86_64 VM.
  *
  * Threads: fts_calib_add() calls on one history must be serialised by the caller;
  * fts_calib_convert() may run in any number of threads concurrently with them. An add
  * does its work on the writer's own copies first, then publishes the few segments it
- * changed with a short copy under a sequence count: readers never wait for the
- * estimation, and write no shared memory. */
+ * changed through a latch (two copies of the state; readers take the one not being
+ * written): readers never wait, and write no shared memory. */
 struct fts_calib;
 
 /* Options for fts_calib_new_opts(); zero fields take the defaults. */
@@ -342,7 +349,7 @@ FTS__API void fts_calib_free(struct fts_calib *c);
  * Returns 0, or -1 with errno EINVAL and the history unchanged: c NULL, before > after,
  * before earlier than the previous sample's after, or a bracket whose midpoint is not
  * past the previous one's; ENOMEM and the history unchanged: the memory limit is
- * reached and no segment can merge, or no memory for the merge. Cost: ~0.6 us; a merge
+ * reached and no segment can merge, or no memory for the merge. Cost: ~0.8 us; a merge
  * at the memory limit costs O(segments) once per quarter of the room. */
 FTS__API int fts_calib_add(struct fts_calib *c, uint64_t before, int64_t ref_ns,
 			   uint64_t after);
@@ -350,7 +357,9 @@ FTS__API int fts_calib_add(struct fts_calib *c, uint64_t before, int64_t ref_ns,
 /* fts_calib_convert - reference time at counter, and its bound.
  * *ref_ns is the estimate; *err_ns >= 0 bounds it (see above). err_ns may be NULL.
  * Returns 0, or -1 with errno: EINVAL (c or ref_ns NULL), ENODATA (fewer than two
- * samples), ERANGE (the time or its bound does not fit an int64_t). Cost: ~10 ns. */
+ * samples), ERANGE (the time or its bound does not fit an int64_t). Cost: ~10 ns for a
+ * recent counter value; ~300 ns for a random one from a day-long history, where the
+ * look-up misses the caches (one miss costs ~165 ns on the VM measured). */
 FTS__API int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_ns,
 			       int64_t *err_ns);
 

@@ -294,10 +294,10 @@ static int child_no_thread(void)
 	       "sampler %s\n", conversions, (unsigned long long)in.samples_taken,
 	       (unsigned long long)cs.thread_starts, n, sum / n, uncovered,
 	       in.sampler_running ? "running" : "not running");
-	/* Samples at a bounded rate (one per 2 ms of fresh stamps at most), so the history
-	 * is not thinned and old stamps keep narrow bounds; thread starts backed off (at
-	 * 0 and 1 s). */
-	return !in.sampler_running && uncovered == 0 && in.samples_taken <= 1500 &&
+	/* Samples at the sampler's rate (one per 100 ms: 20 in 2 s, the first three and a
+	 * margin), so old stamps keep narrow bounds; thread starts backed off (at 0 and
+	 * 1 s). */
+	return !in.sampler_running && uncovered == 0 && in.samples_taken <= 40 &&
 	       cs.thread_starts <= 2 && sum / n < 5000 ? 0 : 1;
 }
 
