@@ -408,8 +408,7 @@ TABLE
     [ -r "$man" ] || skip "no man page at $man"
     for c in rx tx; do
       "$tool" $c --help | grep -oE -- '--[a-z]+' | grep -vx -- --help | sort -u > "$work/help"
-      end=$([ $c = rx ] && echo '^\.SS tx' || echo '^\.SH ')
-      sed -n "/^\.SS $c\$/,/$end/p" "$man" | sed 's/\\-/-/g' | grep -oE -- '--[a-z]+' | sort -u > "$work/man"
+      sed -n "/^\.SS $c\$/,/^\.S[SH] [a-z]*/p" "$man" | sed 's/\\-/-/g' | grep -oE -- '--[a-z]+' | sort -u > "$work/man"
       diff "$work/help" "$work/man" > "$work/diff" || fail "$c: --help (<) and man (>) differ: $(cat "$work/diff")"
       # A trailing unknown option ends each run at the parser, before any work.
       while read -r o; do
