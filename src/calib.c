@@ -101,11 +101,6 @@ int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_
 	return 0;
 }
 
-size_t fts__calib_segments(const struct fts_calib *c)
-{
-	return (size_t)c->w->pub.nfinal + c->w->pub.nprov;
-}
-
 /* The state published now, copied whole (fields a reader needs to count and range). */
 static void pub_read(const struct fts_calib *c, uint64_t *newest, uint64_t *first, size_t *n)
 {

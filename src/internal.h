@@ -44,8 +44,6 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 			  int step);
 /* Drop every sample (used when the process clock is reset in tests). */
 void fts__calib_reset(struct fts_calib *c);
-/* Segments published (the knots less one). */
-size_t fts__calib_segments(const struct fts_calib *c);
 /* The region a history with opts needs (history.h): its chunks and length, and the
  * segments it keeps at most. 0 or -EINVAL. */
 int fts__calib_dims(const struct fts_calib_opts *opts, uint32_t *dircap, size_t *len,

@@ -137,8 +137,9 @@ static uint64_t steps_seen, suspends_seen;
 static int faulted;
 static char fault_reason[160];
 
-/* Fork must not land inside a history write: the child would inherit an odd sequence
- * count that no one finishes. The writer holds the lock across every write. */
+/* Fork must not land inside a history write: the child would inherit a writer half way
+ * through an add, and the lock held by a thread it does not have. The writer holds the
+ * lock across every write; fork takes it first. */
 static void before_fork(void)
 {
 	pthread_mutex_lock(&lock);

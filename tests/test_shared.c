@@ -109,6 +109,26 @@ static int threads(void)
 	return n;
 }
 
+/* Run fn in a fresh child (its process clock untouched by the test's): it passes when
+ * fn returns 0. */
+static void in_child(int (*fn)(void))
+{
+	pid_t p;
+	int st;
+
+	fflush(stdout);
+	p = fork();
+	assert_true(p >= 0);
+	if (p == 0) {
+		int rc = fn();
+		fflush(stdout);
+		_exit(rc);
+	}
+	waitpid(p, &st, 0);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 /* ---- two processes, the same answers ----------------------------------------------- */
 
 #define N 2000
@@ -277,19 +297,8 @@ static int kill9_child(void)
 
 static void kill9_storm(void **state)
 {
-	pid_t p;
-	int st;
 	(void)state;
-	fflush(stdout);
-	p = fork();
-	if (p == 0) {
-		int rc = kill9_child();
-		fflush(stdout);
-		_exit(rc);
-	}
-	waitpid(p, &st, 0);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	in_child(kill9_child);
 }
 
 /* ---- files a reader refuses ------------------------------------------------------- */
@@ -498,19 +507,8 @@ static int publisher_child(void)
 
 static void publisher_and_readers(void **state)
 {
-	pid_t p;
-	int st;
 	(void)state;
-	fflush(stdout);
-	p = fork();
-	if (p == 0) {
-		int rc = publisher_child();
-		fflush(stdout);
-		_exit(rc);
-	}
-	waitpid(p, &st, 0);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
+	in_child(publisher_child);
 }
 
 int main(int argc, char **argv)
