@@ -8,6 +8,8 @@
  *                              and after the clients leave the shared history
  *   hostile_files              corrupt, truncated, group-writable, of another boot,
  *                              stopped, stale: refused, with the reason in fts_info
+ *   record_converts_any_process  serve --record: another process's stamps convert from
+ *                              the record alone, each within its bound
  *   one_publisher              a second publisher at the same path is refused; SIGINT
  *                              stops the first cleanly, and clients see it stopped
  *   wrongly_owned_file         owned by another user: refused (needs root to chown)
@@ -55,8 +57,9 @@ static void sleep_ms(int ms)
 		;
 }
 
-/* The service, in a fresh directory: its pid, once the file is there. */
-static pid_t serve(int interval_ms)
+/* The service, in a fresh directory: its pid, once the file is there; with --record
+ * record when not NULL. */
+static pid_t serve_rec(int interval_ms, const char *record)
 {
 	char iv[16];
 	pid_t pid;
@@ -71,13 +74,23 @@ static pid_t serve(int interval_ms)
 		int null = open("/dev/null", O_WRONLY);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);   /* a failed test leaves no service behind */
 		dup2(null, 1);
-		execl(FTS_TOOL, FTS_TOOL, "serve", "--path", path, "--interval-ms", iv, (char *)NULL);
+		if (record)
+			execl(FTS_TOOL, FTS_TOOL, "serve", "--path", path, "--interval-ms", iv,
+			      "--record", record, (char *)NULL);
+		else
+			execl(FTS_TOOL, FTS_TOOL, "serve", "--path", path, "--interval-ms", iv,
+			      (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 500 && access(path, F_OK) < 0; i++)
 		sleep_ms(10);
 	assert_int_equal(access(path, F_OK), 0);
 	return pid;
+}
+
+static pid_t serve(int interval_ms)
+{
+	return serve_rec(interval_ms, NULL);
 }
 
 static void unserve(pid_t pid)
@@ -411,6 +424,48 @@ static void hostile_files(void **state)
 	unserve(svc);
 }
 
+/* serve --record: the stamps of any process, stored while it ran, convert later from
+ * the record alone (here: in this process, which never converted while storing). */
+static void record_converts_any_process(void **state)
+{
+	static struct fts__sbracket br[3000];
+	char rec[200];
+	pid_t svc;
+	int fd, st;
+	struct fts_calib *c;
+	size_t covered = 0;
+	(void)state;
+
+	snprintf(rec, sizeof(rec), "/tmp/fts-shared-record.%ld", (long)getpid());
+	unlink(rec);
+	svc = serve_rec(10, rec);
+	for (int i = 0; i < 3000; i++) {
+		fts__sbracket_take(&br[i]);
+		if (i % 100 == 0)
+			sleep_ms(10);
+	}
+	sleep_ms(50);   /* a sample after the last stamp */
+	kill(svc, SIGTERM);   /* the record is flushed and closed */
+	waitpid(svc, &st, 0);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	fd = open(rec, O_RDONLY);
+	assert_true(fd >= 0);
+	c = fts_calib_load(fd);
+	close(fd);
+	assert_non_null(c);
+	for (int i = 0; i < 3000; i++) {
+		int64_t ns, err;
+		assert_int_equal(fts_calib_convert(c, br[i].s, &ns, &err), 0);
+		covered += fts__sbracket_miss(&br[i], ns) <= err;
+	}
+	print_message("serve --record: %zu of 3000 stamps of another process covered from the "
+		      "record, %zu knots\n", covered, fts_calib_count(c));
+	assert_int_equal(covered, 3000);
+	fts_calib_free(c);
+	unlink(rec);
+	unserve(svc);
+}
+
 /* One publisher per path; SIGINT stops it as SIGTERM does. */
 static void one_publisher(void **state)
 {
@@ -517,6 +572,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(two_clients_identical),
 		cmocka_unit_test(kill9_storm),
 		cmocka_unit_test(hostile_files),
+		cmocka_unit_test(record_converts_any_process),
 		cmocka_unit_test(one_publisher),
 		cmocka_unit_test(wrongly_owned_file),
 		cmocka_unit_test(publisher_and_readers),
