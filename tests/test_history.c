@@ -90,8 +90,12 @@ static void ntp_day(void **state)
 		      "knot), %.0f ns an add\n", d.nsamp, fts_calib_count(c), rss1 - rss0,
 		      (double)(rss1 - rss0) * 1024 / (double)fts_calib_count(c),
 		      (t1 - t0) * 1e9 / (double)d.nsamp);
-	assert_true(rss1 - rss0 <= 16 * 1024);
-	assert_true((rss1 - rss0) * 1024 <= 64 * (long)fts_calib_count(c));
+	/* A sanitizer's shadow memory grows with the history's: what is resident then is
+	 * not the library's alone, and is only printed. */
+	if (!FTS_TEST_SANITIZED) {
+		assert_true(rss1 - rss0 <= 16 * 1024);
+		assert_true((rss1 - rss0) * 1024 <= 64 * (long)fts_calib_count(c));
+	}
 	for (int h = 0; h < 24; h++) {
 		struct tally t = { 0 };
 		uint64_t from = d.b[h * per_hour], to = d.a[(h + 1) * per_hour - 1];

@@ -10,6 +10,20 @@
 
 static int fts_test_skipped;
 
+/* 1 in a build under AddressSanitizer or ThreadSanitizer (gcc's macros, clang's
+ * features): memory figures there include the sanitizer's own. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#  define FTS_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#  if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#    define FTS_TEST_SANITIZED 1
+#  else
+#    define FTS_TEST_SANITIZED 0
+#  endif
+#else
+#  define FTS_TEST_SANITIZED 0
+#endif
+
 #define FTS_SKIP(...)                                   \
 	do {                                            \
 		print_message("SKIP: " __VA_ARGS__);    \
