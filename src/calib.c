@@ -816,6 +816,17 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 	return 0;
 }
 
+int fts__calib_in_sync(const struct fts_calib *c)
+{
+	const struct fts__writer *w = c->w;
+
+	if (!w || w->loaded)
+		return 1;
+	/* after a whole add, what is published ends at the newest sample taken */
+	return w->pub.newest == (w->added >= 2 ? w->s[w->ns - 1].x : 0) &&
+	       FTS__LD(fts__pub_of(c, fts__latch_begin(c))->newest) == w->pub.newest;
+}
+
 /* ---- histories read from files, or copied ------------------------------------------- */
 
 /* A history for n segments that the caller puts (fts__calib_put_loaded) and then

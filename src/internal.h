@@ -42,6 +42,9 @@ void fts__publish_line(uint64_t key, uint64_t end, int64_t oy, double y0, double
 /* fts_calib_add, and step: the source saw a step since the previous sample. */
 int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, uint64_t after,
 			  int step);
+/* 1 when the writer's state and what it published agree: no add is half done (what a
+ * fork landing inside one would leave the child). */
+int fts__calib_in_sync(const struct fts_calib *c);
 /* Drop every sample (used when the process clock is reset in tests). */
 void fts__calib_reset(struct fts_calib *c);
 /* The region a history with opts needs (history.h): its chunks and length, and the

@@ -162,9 +162,10 @@ elseif(MODE STREQUAL "json")
     endif()
   endif()
 
-  # The "inside history" rows convert stamps a sample came after.
+  # The "inside history" rows convert stamps a sample came after (with a counter: the
+  # generic backend's stamps are clock readings, with no history to be inside).
   string(JSON v GET "${out}" convert_inside_stamps_inside)
-  if(NOT v EQUAL 1)
+  if(NOT backend STREQUAL "generic" AND NOT v EQUAL 1)
     message(FATAL_ERROR "convert_inside_stamps_inside = ${v}: the \"inside history\" stamps were not")
   endif()
   # The bound must cover the bracket for every stamp (a correctness property, not timing).
