@@ -37,6 +37,7 @@ int main(int argc, char **argv)
 	}
 	/* From here on, every sample of the clock goes to the history file too. */
 	if (fts_clock_record(argv[2]) < 0) {
+		/* ENOTSUP: no counter, the stamps would be clock readings, needing no history */
 		perror("stamplog: fts_clock_record");
 		return 1;
 	}

@@ -413,9 +413,10 @@ FTS__API int fts_clock_save(int fd);
  * (and at every event): a crash loses at most the last second. A new or empty file is
  * started; a record of this boot and counter is appended to; anything else is left
  * alone (EEXIST). path NULL stops recording (the buffer is written, the file closed).
- * Returns 0, or -1 with errno: EEXIST, EBUSY (already recording: stop first), the
- * errors of open(2) and write(2), or fts_clock_start()'s. Thread-safe, not
- * async-signal-safe. */
+ * Returns 0, or -1 with errno: EEXIST, EBUSY (already recording: stop first), ENOTSUP
+ * (a build without a counter, the generic backend: stamps are clock readings, which
+ * convert without a history; no file is created), the errors of open(2) and
+ * write(2), or fts_clock_start()'s. Thread-safe, not async-signal-safe. */
 FTS__API int fts_clock_record(const char *path);
 
 #ifdef __cplusplus

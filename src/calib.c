@@ -818,7 +818,7 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 
 int fts__calib_in_sync(const struct fts_calib *c)
 {
-	const struct fts__writer *w = c->w;
+	const struct fts__writer *w = c ? c->w : NULL;
 
 	if (!w || w->loaded)
 		return 1;

@@ -835,6 +835,12 @@ int fts_clock_record(const char *path)
 		pthread_mutex_unlock(&lock);
 		return rc ? fts__fail(rc) : 0;
 	}
+	/* Without a counter, stamps are clock readings: there is nothing to record. */
+	pthread_mutex_lock(&lock);
+	rc = !FTS__HAVE_COUNTER && src.counter == hw_counter;
+	pthread_mutex_unlock(&lock);
+	if (rc)
+		return fts__fail(ENOTSUP);
 	/* A record is of this process's own samples: a shared history is left for them. */
 	fts__clock_leave_shared("recording with fts_clock_record");
 	clock_id(&h, 1);

@@ -258,7 +258,8 @@ static void record_refuses_other_files(void **state)
 	close(fd);
 	errno = 0;
 	assert_int_equal(fts_clock_record(path), -1);
-	assert_int_equal(errno, EEXIST);
+	/* without a counter there is nothing to record, whatever the file */
+	assert_int_equal(errno, FTS__HAVE_COUNTER ? EEXIST : ENOTSUP);
 	fd = open(path, O_RDONLY);
 	{
 		char b[16] = { 0 };
@@ -269,7 +270,7 @@ static void record_refuses_other_files(void **state)
 	unlink(path);
 	errno = 0;
 	assert_int_equal(fts_clock_record("/nonexistent-dir/x"), -1);
-	assert_int_equal(errno, ENOENT);
+	assert_int_equal(errno, FTS__HAVE_COUNTER ? ENOENT : ENOTSUP);
 }
 
 int main(int argc, char **argv)
