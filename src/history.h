@@ -339,10 +339,10 @@ static inline int fts__line_convert(const struct fts__line *l, int where, uint64
  * another's, or past the newest sample of a history with a clock read after it (a line
  * through the read, at the tail's band). Between them the clock stepped at most once
  * and otherwise kept the band (P1, P2): what it read at x lies in the first's
- * extrapolation forward (fwd) or the second's backward (bwd), their hull. Where the two
- * meet (no step between them), the estimate is on the straight line from fwd's point to
- * bwd's, as between two samples; where they do not, the hull's middle. err NULL: no
- * bound wanted. */
+ * extrapolation forward (fwd) or the second's backward (bwd), their hull. The estimate
+ * is the forward one where the two meet, so that every process converting x with the
+ * same history gets the same ns; where they do not (a step between them) it is the
+ * hull's middle. err NULL: no bound wanted. */
 static inline int fts__bridge(const struct fts__line *fwd, const struct fts__line *bwd,
 			      uint64_t x, int64_t *ns, int64_t *err)
 {
@@ -355,19 +355,10 @@ static inline int fts__bridge(const struct fts__line *fwd, const struct fts__lin
 		return rc;
 	lo = (__int128)nf - ef < (__int128)nb - eb ? (__int128)nf - ef : (__int128)nb - eb;
 	hi = (__int128)nf + ef > (__int128)nb + eb ? (__int128)nf + ef : (__int128)nb + eb;
-	if ((__int128)nf - ef <= (__int128)nb + eb && (__int128)nb - eb <= (__int128)nf + ef &&
-	    bwd->c0 > fwd->c0 && x >= fwd->c0 && x <= bwd->c0 && bwd->c0 - fwd->c0 < (UINT64_C(1) << 62) &&
-	    (__int128)bwd->r0 - fwd->r0 < ((__int128)1 << 62) &&
-	    (__int128)bwd->r0 - fwd->r0 > -((__int128)1 << 62)) {
-		/* the chord: within both extrapolations where they meet (products < 2^124) */
-		__int128 span = (__int128)(bwd->c0 - fwd->c0), d = (__int128)(x - fwd->c0);
-		__int128 rise = (__int128)bwd->r0 - fwd->r0;
-		est = fwd->r0 + (rise * d + (rise >= 0 ? span / 2 : -span / 2)) / span;
-		if (est < lo || est > hi)   /* the rounding at an edge: keep it inside */
-			est = est < lo ? lo : hi;
-	} else {
+	if ((__int128)nf - ef <= (__int128)nb + eb && (__int128)nb - eb <= (__int128)nf + ef)
+		est = nf;
+	else
 		est = lo + (hi - lo) / 2;
-	}
 	hi = hi - est > est - lo ? hi - est : est - lo;
 	if (est > INT64_MAX || est < INT64_MIN || hi > INT64_MAX)
 		return -ERANGE;
