@@ -302,8 +302,8 @@ FTS__API int fts_get_info(struct fts_info *info);
  *   11 between the newest sample and a clock read after a stamp (or between the end
  *      of one history and the start of the next), the clock stepped at most once: the
  *      stamp's reading lies on the tail's extrapolation or on the line back from the
- *      read at the same band; the bound covers both, the estimate is the tail's where
- *      they meet (the same in every process), their middle where they do not.
+ *      read at the same band; the bound covers both; the estimate is the middle of
+ *      their overlap where they meet, of their hull where they do not.
  *   An interval is settled (rules 3-5 final) once five more samples follow it; until
  *   then it is published on its own, with what is known, and rebuilt at each add.
  *

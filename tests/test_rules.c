@@ -377,7 +377,8 @@ static void rule10_merges_by_cost(void **state)
 /* Rule 11, the bridge: past the end of a history (its tail, forward) and before the
  * start of the next thing known (a clock read, or another history's head, backward),
  * the clock stepped at most once. Both a clock that kept its rate and one that stepped
- * just after the tail are covered; the estimate is the tail's when the two agree. */
+ * just after the tail are covered; where the two agree, the estimate is the middle of
+ * their overlap, so that a wide read cannot pull it. */
 static void rule11_bridge(void **state)
 {
 	/* 1 ns a tick (shift 0, mult 1), the tail at counter 1000 reading 5000 +- 10 ns and
@@ -388,13 +389,24 @@ static void rule11_bridge(void **state)
 	int64_t ns, err;
 	(void)state;
 
-	/* a read at 101000 that agrees: the tail's estimate, a bound a little wider */
+	/* a read at 101000 that agrees: the middle of the overlap of the two extrapolations
+	 * (fwd 55000 +- 58, bwd 55003 +- 53 at 51000), a bound a little wider than the
+	 * tail's */
 	bwd.c0 = bwd.c1 = 101000;
 	bwd.r0 = 105003;
 	bwd.err = 5;
 	assert_int_equal(fts__bridge(&fwd, &bwd, 51000, &ns, &err), 0);
-	assert_int_equal(ns, 55000);
+	assert_int_equal(ns, 55003);
 	assert_true(err >= 10 + 50 && err < 100);
+	assert_int_equal(fts__bridge(&fwd, &bwd, 101000, &ns, &err), 0);
+	assert_int_equal(ns, 105003);  /* at the read, the read */
+	/* a read 2 us wide (preempted inside its bracket): it does not pull the estimate
+	 * off the tail's line, and the bound still covers all the read allows */
+	bwd.err = 1000;
+	assert_int_equal(fts__bridge(&fwd, &bwd, 101000, &ns, &err), 0);
+	assert_int_equal(ns, 105000);
+	assert_true(err >= 1003 && err < 1100);
+	bwd.err = 5;
 	/* a read showing a step of +1 ms: the truth at x is on either side of it */
 	bwd.r0 = 105000 + 1000000;
 	assert_int_equal(fts__bridge(&fwd, &bwd, 51000, &ns, &err), 0);
