@@ -84,7 +84,7 @@ retry:
 	latch = fts__latch_begin(v.cur);
 	rc = 0;
 	newest = FTS__LD(fts__pub_of(v.cur, latch)->newest);
-	seg.c0 = 1;   /* no interval cached yet: c0 > c1 */
+	seg.c0 = 1;   /* no segment cached yet: c0 > c1 */
 	seg.c1 = 0;
 	seg.grow = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {

@@ -267,9 +267,6 @@ static enum verdict check(const struct psample *s, struct seen *e)
 	return HEALTHY;
 }
 
-/* With lock held. Take a sample and add it to the history. why: a reason to stop
- * trusting the counter found before sampling (the kernel left its clocksource), or
- * NULL. */
 /* ---- the record file (fts_clock_record) --------------------------------------------- */
 
 #define RECORD_FLUSH_NS 1000000000   /* write what is buffered at least once a second */
@@ -347,7 +344,9 @@ static void record_event(uint32_t type, const struct psample *s, int64_t value, 
 		record_stop(-rc);
 }
 
-/* With lock held. Take a sample and add it to the history (and the record). */
+/* With lock held. Take a sample and add it to the history (and the record). why: a
+ * reason to stop trusting the counter found before sampling (the kernel left its
+ * clocksource), or NULL. */
 static int sample_locked(const char *why)
 {
 	struct psample s;
@@ -798,7 +797,7 @@ int fts_clock_save(int fd)
 	clock_id(&h, 1);   /* outside the lock: it may measure the frequency (10 ms) */
 	pthread_mutex_lock(&lock);
 	{
-		const struct fts_calib *c = attached ? shared.view : hist;
+		const struct fts_calib *c = fts__clock_history();
 		rc = c && fts_calib_count(c) >= 2 ? fts__calib_save_head(c, fd, &h) : -ENODATA;
 	}
 	pthread_mutex_unlock(&lock);

@@ -2,10 +2,8 @@
  * readers' checks (see shared.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -249,8 +247,6 @@ int fts__shared_attach(struct fts__shared *s, const char *path, const struct fts
 		goto fail;
 	}
 	s->head = h;
-	s->map = map;
-	s->len = (size_t)st.st_size;
 	s->stale_ticks = (uint64_t)((unsigned __int128)h->counter_hz * FTS__SHM_STALE_NS / 1000000000);
 	if (!fts__shared_alive(s, counter_now, why, len))
 		goto fail;

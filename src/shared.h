@@ -70,7 +70,7 @@ struct fts__publisher {
 
 /* Prepare to publish at path a history of the counter id describes: check the
  * directory (ours, writable by no one else), take PATH.lock, create PATH.new.PID and
- * map it. *region is where the history goes (len from fts__calib_dims for opts). 0, or
+ * map it. *region is where the history goes (region_len, from fts__calib_dims). 0, or
  * -1 with what is wrong in err. */
 int fts__publisher_open(struct fts__publisher *p, const char *path, const struct fts__head *id,
 			uint64_t interval_ns, uint32_t dircap, size_t region_len, void **region,
@@ -89,8 +89,6 @@ struct fts__shared {
 	struct fts_calib *view;    /* the history, as a reader sees it: &viewbuf */
 	struct fts_calib viewbuf;
 	const struct fts__shm_head *head;
-	void *map;
-	size_t len;
 	uint64_t stale_ticks;      /* a beat older than this many counter ticks is stale */
 };
 

@@ -39,6 +39,7 @@
 
 #include "faststamp.h"
 #include "bench.h"
+#include "bracket.h"
 #include "daysim.h"
 #include "internal.h"
 #include "tool.h"
@@ -253,9 +254,9 @@ OP(op_time)
 		sink = time(NULL);
 }
 
-/* A burst of recent stamps, then one conversion of a stamp just after them: the library
- * extrapolates up to 2 ms past its newest sample, so the burst lies there, as the stamps
- * of a program converting at once would. */
+/* A burst of recent stamps past the newest sample, as the stamps of a program
+ * converting at once are: each converts through one clock read after it (rule 11, the
+ * bridge). One untimed conversion first, so that the timed ones find a history. */
 static void prep_recent(void)
 {
 	int64_t ns;
@@ -326,8 +327,8 @@ OP(op_convert_old)
 	}
 }
 
-/* Store and convert at once: the stamp is past the newest sample, extrapolated; about
- * every 2 ms one call takes a sample. */
+/* Store and convert at once: the stamp is past the newest sample, converted through
+ * one clock read after it (rule 11, the bridge). */
 OP(op_store_convert)
 {
 	int64_t ns, err;
@@ -632,18 +633,6 @@ static int scaling(int rounds, char *why, size_t len)
 
 /* ---- accuracy --------------------------------------------------------------------- */
 
-struct bracket {
-	int64_t t0, t1;
-	fast_timestamp_t s;
-};
-
-static void take(struct bracket *b)
-{
-	b->t0 = fts_tool_now(CLOCK_REALTIME);
-	store_fast_timestamp(&b->s);
-	b->t1 = fts_tool_now(CLOCK_REALTIME);
-}
-
 struct acc {
 	const char *name;
 	size_t n, inside, covered;
@@ -667,17 +656,18 @@ static void acc_free(struct acc *a)
 	free(a->bound);
 }
 
-static int acc_add(struct acc *a, const struct bracket *b)
+static int acc_add(struct acc *a, const struct fts__sbracket *b)
 {
-	int64_t ns, err, mid = b->t0 + (b->t1 - b->t0) / 2;
+	int64_t ns, err, miss, mid = b->t0 + (b->t1 - b->t0) / 2;
 
 	if (fts_convert(&b->s, &ns, &err) < 0)
 		return -1;
 	a->off[a->n] = (double)(ns - mid);
 	a->width[a->n] = (double)(b->t1 - b->t0);
 	a->bound[a->n] = (double)err;
-	a->inside += ns >= b->t0 && ns <= b->t1;
-	a->covered += ns - err <= b->t1 && ns + err >= b->t0;
+	miss = fts__sbracket_miss(b, ns);
+	a->inside += miss == 0;
+	a->covered += miss <= err;
 	a->n++;
 	return 0;
 }
@@ -2312,7 +2302,7 @@ static int run_op(const char *key, const char *count, int quick)
 
 /* Stamps stored over the warm-up, bracketed: the old stamps for the conversion loops
  * and the late-conversion accuracy round. */
-static int warm_up(struct bracket *w, size_t n, int64_t span_ns)
+static int warm_up(struct fts__sbracket *w, size_t n, int64_t span_ns)
 {
 	int64_t start = fts_tool_now(CLOCK_MONOTONIC);
 
@@ -2325,7 +2315,7 @@ static int warm_up(struct bracket *w, size_t n, int64_t span_ns)
 		struct timespec ts = { due / 1000000000, due % 1000000000 };
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
-		take(&w[i]);
+		fts__sbracket_take(&w[i]);
 	}
 	return 0;
 }
@@ -2335,7 +2325,7 @@ int fts_tool_bench(int argc, char **argv)
 	struct opts o = { 0, 0, 0, NULL };
 	struct fts_info in = { .size = sizeof(in) };
 	struct acc now = { 0 }, late = { 0 };
-	struct bracket *w = NULL;
+	struct fts__sbracket *w = NULL;
 	const struct op *cg;
 	size_t nwarm, nacc;
 	int64_t first[9];
@@ -2428,8 +2418,8 @@ int fts_tool_bench(int argc, char **argv)
 		B.oldrand[i] = B.old[B.idx[i]];
 	}
 	for (size_t i = 0; i < nacc; i++) {
-		struct bracket b;
-		take(&b);
+		struct fts__sbracket b;
+		fts__sbracket_take(&b);
 		if (acc_add(&now, &b) < 0) {
 			perror("faststamp bench: conversion");
 			goto out;
