@@ -5,6 +5,8 @@ set(FASTSTAMP_SYSTEMD_UNITDIR lib/systemd/system CACHE STRING
 set(FASTSTAMP_TMPFILESDIR lib/tmpfiles.d CACHE STRING
   "Where the tmpfiles.d entry faststamp.conf is installed (relative: under the prefix)")
 
+# The path the service publishes at is the library's default (FASTSTAMP_SHARED_PATH).
+get_filename_component(FASTSTAMP_SHARED_DIR "${FASTSTAMP_SHARED_PATH}" DIRECTORY)
 configure_file(${CMAKE_CURRENT_SOURCE_DIR}/systemd/faststamp.service.in
   ${CMAKE_CURRENT_BINARY_DIR}/systemd/faststamp.service @ONLY)
 configure_file(${CMAKE_CURRENT_SOURCE_DIR}/systemd/faststamp.tmpfiles.in
