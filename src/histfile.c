@@ -20,6 +20,9 @@
 #define SEGS_FIXED (16 + 2 * END_BYTES)
 #define MAX_BLOCK ((uint32_t)1 << 30)   /* 1 GiB: 26 M segments, a block at most */
 
+
+const char *const fts__kind_names[FTS__KIND_N] = { "other (fts_calib)", "tsc", "cntvct",
+							"rdtime" };
 /* ---- little-endian fields ---------------------------------------------------------- */
 
 static void put64(unsigned char *p, uint64_t v)

@@ -28,7 +28,11 @@ enum {
 	FTS__KIND_TSC = 1,
 	FTS__KIND_CNTVCT = 2,
 	FTS__KIND_RDTIME = 3,
+	FTS__KIND_N
 };
+/* Each kind's name: the backend's (fts_info.backend) for a counter, and for 0 what any
+ * fts_calib history is. */
+extern const char *const fts__kind_names[FTS__KIND_N];
 
 /* Events (EVENT). */
 enum {

@@ -609,11 +609,10 @@ static void note_use(void)
 static void clock_id(struct fts__head *h, int with_hz)
 {
 	const struct fts__choice *ch = fts__backend_choice();
-	static const char *const kinds[] = { "", "tsc", "cntvct", "rdtime" };
 
 	*h = (struct fts__head){ .kind = FTS__KIND_OTHER };
-	for (uint32_t k = 1; k < 4; k++)
-		if (FTS__HAVE_COUNTER && !strcmp(ch->arch.backend, kinds[k]))
+	for (uint32_t k = FTS__KIND_OTHER + 1; FTS__HAVE_COUNTER && k < FTS__KIND_N; k++)
+		if (!strcmp(ch->arch.backend, fts__kind_names[k]))
 			h->kind = k;
 	if (with_hz)
 		h->counter_hz = fts__freq(NULL, 0);

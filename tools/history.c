@@ -32,7 +32,6 @@ static void print_utc(const char *label, int64_t ns)
 
 int fts_tool_history(int argc, char **argv)
 {
-	static const char *const kinds[] = { "other (fts_calib)", "tsc", "cntvct", "rdtime" };
 	struct fts__fileinfo fi;
 	struct fts_calib *c;
 	const char *path = NULL;
@@ -67,7 +66,7 @@ int fts_tool_history(int argc, char **argv)
 	fts__boot_id(here);
 	printf("file:        %s\n", path);
 	printf("kind:        %s\n", fi.saved ? "saved history" : "record of the process clock");
-	printf("counter:     %s", fi.head.kind < 4 ? kinds[fi.head.kind] : "unknown");
+	printf("counter:     %s", fi.head.kind < FTS__KIND_N ? fts__kind_names[fi.head.kind] : "unknown");
 	if (fi.head.counter_hz)
 		printf(" at %.6f MHz", (double)fi.head.counter_hz / 1e6);
 	printf("\nclocksource: %s\n", fi.head.clocksource[0] ? fi.head.clocksource : "(not recorded)");
@@ -90,7 +89,7 @@ int fts_tool_history(int argc, char **argv)
 	}
 	printf("events:      %" PRIu64 " steps, %" PRIu64 " suspends, %" PRIu64 " counter faults\n",
 	       fi.events[FTS__EV_STEP], fi.events[FTS__EV_SUSPEND], fi.events[FTS__EV_FAULT]);
-	if (fi.events[1] + fi.events[2] + fi.events[3])
+	if (fi.events[FTS__EV_STEP] + fi.events[FTS__EV_SUSPEND] + fi.events[FTS__EV_FAULT])
 		printf("first:       %s (%" PRId64 " ns) at counter %" PRIu64 "\n", fi.first_event.what,
 		       fi.first_event.value_ns, fi.first_event.counter);
 	if (fi.blocks_skipped)
