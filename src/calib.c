@@ -2,8 +2,8 @@
  * in faststamp.h, "THE MODEL"; its rules are estimate.c; readers are history.h).
  *
  * The writer keeps a few raw samples: an interval's step verdict needs the intervals
- * next to it, and its band the verdicts up to two intervals away, so an interval is
- * final when three more follow it. Final intervals feed the open run (rule 6); a run
+ * next to it, and its band the rates and verdicts of intervals further away, so an
+ * interval is final only when FINAL_AFTER more follow it. Final intervals feed the open run (rule 6); a run
  * that closes becomes a segment for good. Each add republishes only the end of the
  * list: the open run and the intervals not yet final, each a segment of its own, and
  * the lines carried on before and after. All of that is worked out in the writer's own
@@ -25,9 +25,9 @@
 #define DEFAULT_RATE_TOL_PPB 1000
 #define DEFAULT_MAX_BYTES ((size_t)64 << 20)
 #define MIN_MAX_SAMPLES 16   /* the provisional end of the list, and room to merge */
-/* An interval's band (rule 4) looks up to four intervals away on each side, and the
- * step verdicts there (rule 3) one further: it is final with five intervals after it,
- * and needs five samples before it. */
+/* An interval's band (rule 4) takes rates from up to three intervals away on each side
+ * (rule 3's neighbour hops over one step), and the step verdicts there need their own
+ * neighbours: five intervals after it and five samples before it leave one to spare. */
 #define FINAL_AFTER 5
 #define KEEP_BEFORE 5
 #define RAW (KEEP_BEFORE + FINAL_AFTER + 2)
@@ -211,8 +211,8 @@ void fts__publish_line(uint64_t key, uint64_t end, int64_t oy, double y0, double
 	to_rec(&o, r);
 }
 
-/* Chunk index for the k-th chunk of the directory to be, taken from the spares or the
- * pool. UINT32_MAX when the pool is spent. */
+/* A chunk index for the directory to be, taken from the spares or the pool.
+ * UINT32_MAX when the pool is spent. */
 static uint32_t chunk_get(struct fts_calib *c)
 {
 	struct fts__writer *w = c->w;
@@ -436,7 +436,6 @@ static void consume(struct fts__writer *w, struct view *v, struct out *o, unsign
 		w->first_band = v->band[k];
 		w->have_first_band = 1;
 	}
-	env = fts__envelope(&v->p[k], &v->p[k + 1], &v->band[k], v->may_step[k]);
 	if (v->step[k]) {
 		if (w->nenv)
 			run_out(w, w->s[k].x, &o[(*no)++]);
@@ -445,6 +444,7 @@ static void consume(struct fts__writer *w, struct view *v, struct out *o, unsign
 		view_points(w, v);
 		return;
 	}
+	env = fts__envelope(&v->p[k], &v->p[k + 1], &v->band[k], v->may_step[k]);
 	u = fts__pt_uncertainty(&v->p[k + 1], v->band[k].hi);
 	c = v->p[k + 1].r;
 	if (w->nenv) {
@@ -557,7 +557,8 @@ static void merged(uint64_t ka, const struct fts__rec *a, uint64_t kb, const str
 
 #if FTS__CHECKING
 /* The writer's list, whole: keys rising and before the newest sample, each chunk's
- * first key the directory's. Checked after each compaction and publish. */
+ * first key the directory's. Checked after each compaction, and after every 64th
+ * final segment published. */
 static int list_ok(const struct fts_calib *c)
 {
 	const struct fts__pub *p = &c->w->pub;
@@ -824,7 +825,7 @@ int fts__calib_in_sync(const struct fts_calib *c)
 		return 1;
 	/* after a whole add, what is published ends at the newest sample taken */
 	return w->pub.newest == (w->added >= 2 ? w->s[w->ns - 1].x : 0) &&
-	       FTS__LD(fts__pub_of(c, fts__latch_begin(c))->newest) == w->pub.newest;
+	       fts__calib_newest_counter(c) == w->pub.newest;
 }
 
 /* ---- histories read from files, or copied ------------------------------------------- */

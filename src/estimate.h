@@ -66,8 +66,9 @@ int fts__is_step(const struct fts__ival *self, const struct fts__ival *left,
 int fts__neighbour(const struct fts__pt *p, const int *step, int n, int k, int dir,
 		   struct fts__ival *out);
 /* Rule 4: the band of rates the clock may run at inside an interval, from the rates
- * measured next to it (NULL where there is none), widened by the tolerance (relative).
- * self is used only when it has no neighbour at all. */
+ * measured next to it (NULL where there is none) and its own unless it holds a step;
+ * with no neighbour, its own, widened for a step too small to see; then widened by the
+ * tolerance (relative). */
 struct fts__band fts__band_of(const struct fts__ival *self, const struct fts__ival *left,
 			      const struct fts__ival *right, double tol);
 /* Rule 5: did the clock change its rate inside interval self: do the rates on its two

@@ -12,11 +12,6 @@
 
 #define FTS__LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define FTS__ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-#if defined(__x86_64__) || defined(__i386__)
-#  define FTS__RELAX() __builtin_ia32_pause()
-#else
-#  define FTS__RELAX() ((void)0)
-#endif
 
 /* ---- errors ---------------------------------------------------------------------- */
 /* The one way a public function fails: errno = err, return -1 (or NULL). */

@@ -16,6 +16,13 @@
 #include "faststamp.h"
 #include "internal.h"
 
+/* A spinning thread's pause: lets the other hardware thread of the core run. */
+#if defined(__x86_64__) || defined(__i386__)
+#  define RELAX() __builtin_ia32_pause()
+#else
+#  define RELAX() ((void)0)
+#endif
+
 #define THREADS 4
 #define ROUNDS 20000
 
@@ -123,10 +130,10 @@ static void slow_publish(struct fts__pub *p, uint64_t gen)
 	uint32_t n = FTS__LD(p->nprov);
 	for (uint32_t i = 0; i < n; i++) {
 		FTS__ST(p->prov[i].r0, (int64_t)gen);
-		FTS__RELAX();
+		RELAX();
 		FTS__ST(p->prov[i].mult, (int64_t)gen);
-		FTS__RELAX();
-		FTS__RELAX();
+		RELAX();
+		RELAX();
 		FTS__ST(p->prov[i].err, gen);
 	}
 }
@@ -144,7 +151,7 @@ static void *torn_writer(void *arg)
 		fts__latch_flip(h);
 		slow_publish(&h->pub[(l + 1) & 1], gen);
 		for (int i = 0; i < 20; i++)   /* a window for readers */
-			FTS__RELAX();
+			RELAX();
 	}
 	return NULL;
 }
