@@ -241,24 +241,6 @@ static int reserve(struct fts_calib *c, size_t n)
 	return 0;
 }
 
-/* A final segment at position pos of the current list: no state published yet counts
- * it, so no reader looks at it. */
-static void append(struct fts_calib *c, size_t pos, uint64_t key, const struct fts__rec *r)
-{
-	struct fts__dirent *d = &c->dir[c->w->pub.dir][pos / FTS__CHUNK_RECS];
-	struct fts__chunk *ch = fts__chunk_at(c, d->chunk);
-	size_t i = pos % FTS__CHUNK_RECS;
-
-	FTS__ST(ch->key[i], key);
-	FTS__ST(ch->rec[i].r0, r->r0);
-	FTS__ST(ch->rec[i].mult, r->mult);
-	FTS__ST(ch->rec[i].err, r->err);
-	FTS__ST(ch->rec[i].shift, r->shift);
-	FTS__ST(ch->rec[i].flags, r->flags);
-	if (i == 0)
-		FTS__ST(d->first, key);
-}
-
 static void store_rec(struct fts__rec *d, const struct fts__rec *r)
 {
 	FTS__ST(d->r0, r->r0);
@@ -266,6 +248,29 @@ static void store_rec(struct fts__rec *d, const struct fts__rec *r)
 	FTS__ST(d->err, r->err);
 	FTS__ST(d->shift, r->shift);
 	FTS__ST(d->flags, r->flags);
+}
+
+/* Segment pos of the list that directory d lists. */
+static void get_at(const struct fts_calib *c, uint32_t d, size_t pos, uint64_t *key,
+		   struct fts__rec *r)
+{
+	const struct fts__chunk *ch = fts__chunk_at(c, c->dir[d][pos / FTS__CHUNK_RECS].chunk);
+
+	*key = ch->key[pos % FTS__CHUNK_RECS];
+	*r = ch->rec[pos % FTS__CHUNK_RECS];
+}
+
+/* Write segment pos of the list that directory d lists. */
+static void put_at(struct fts_calib *c, uint32_t d, size_t pos, uint64_t key, const struct fts__rec *r)
+{
+	struct fts__dirent *e = &c->dir[d][pos / FTS__CHUNK_RECS];
+	struct fts__chunk *ch = fts__chunk_at(c, FTS__LD(e->chunk));
+	size_t i = pos % FTS__CHUNK_RECS;
+
+	FTS__ST(ch->key[i], key);
+	store_rec(&ch->rec[i], r);
+	if (i == 0)
+		FTS__ST(e->first, key);
 }
 
 static void store_end(struct fts__end *d, const struct fts__end *e)
@@ -512,21 +517,18 @@ static void provisional(const struct fts__writer *w, const struct view *v, struc
 
 /* ---- the memory limit (rule 10) ------------------------------------------------------ */
 
-/* A published segment, read back by the writer (no one else writes). */
-/* Segment pos of the writer's list: final ones from the chunks, then provisional. */
+/* Segment pos of the writer's list, read back by the writer (no one else writes):
+ * final ones from the chunks, then provisional. */
 static void get(const struct fts_calib *c, size_t pos, uint64_t *key, struct fts__rec *r)
 {
 	const struct fts__pub *p = &c->w->pub;
-	const struct fts__chunk *ch;
 
 	if (pos >= p->nfinal) {
 		*key = p->pkey[pos - p->nfinal];
 		*r = p->prov[pos - p->nfinal];
 		return;
 	}
-	ch = fts__chunk_at(c, c->dir[p->dir][pos / FTS__CHUNK_RECS].chunk);
-	*key = ch->key[pos % FTS__CHUNK_RECS];
-	*r = ch->rec[pos % FTS__CHUNK_RECS];
+	get_at(c, p->dir, pos, key, r);
 }
 
 /* A segment as a line: value at its key (relative to oy) and slope, ns per tick. */
@@ -605,29 +607,6 @@ static void head_of(const struct fts__band *hb, uint64_t key, const struct fts__
 {
 	e->key = key;
 	end_line(key, r->r0, 0, (double)r->err, hb, &e->rec, &e->grow);
-}
-
-/* Segment pos of the list that directory d lists. */
-static void get_at(const struct fts_calib *c, uint32_t d, size_t pos, uint64_t *key,
-		   struct fts__rec *r)
-{
-	const struct fts__chunk *ch = fts__chunk_at(c, c->dir[d][pos / FTS__CHUNK_RECS].chunk);
-
-	*key = ch->key[pos % FTS__CHUNK_RECS];
-	*r = ch->rec[pos % FTS__CHUNK_RECS];
-}
-
-/* Write segment pos of the list that directory d lists. */
-static void put_at(struct fts_calib *c, uint32_t d, size_t pos, uint64_t key, const struct fts__rec *r)
-{
-	struct fts__dirent *e = &c->dir[d][pos / FTS__CHUNK_RECS];
-	struct fts__chunk *ch = fts__chunk_at(c, FTS__LD(e->chunk));
-	size_t i = pos % FTS__CHUNK_RECS;
-
-	FTS__ST(ch->key[i], key);
-	store_rec(&ch->rec[i], r);
-	if (i == 0)
-		FTS__ST(e->first, key);
 }
 
 /* Merge final segments until at most target remain: each pass takes the pairs whose
@@ -792,7 +771,7 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 	for (unsigned i = 0; i < nfin; i++) {
 		FTS__ASSERT(i == 0 ? nfinal == 0 || o[0].key > key_at(c, nfinal - 1)
 				   : o[i].key > o[i - 1].key);
-		append(c, nfinal + i, o[i].key, &rec[i]);
+		put_at(c, c->w->pub.dir, nfinal + i, o[i].key, &rec[i]);
 	}
 	next = w->pub;
 	next.nfinal = (uint32_t)(nfinal + nfin);
