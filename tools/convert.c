@@ -2,13 +2,10 @@
  * (fts_clock_record, fts_clock_save, fts_calib_save), read stamps and print what the
  * clock read when each was stored. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "faststamp.h"
 #include "tool.h"
@@ -43,10 +40,8 @@ static void print_time(int64_t ns, int64_t err, enum format f, int bound)
 	} else if (f == F_TIMESPEC) {
 		printf("%" PRId64 ".%09" PRId64, sec, frac);
 	} else {
-		time_t t = (time_t)sec;
-		struct tm tm;
 		char day[32];
-		if (!gmtime_r(&t, &tm) || !strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm))
+		if (fts_tool_utc(sec, day, sizeof(day)) < 0)
 			snprintf(day, sizeof(day), "(year out of range)");
 		printf("%s.%09" PRId64 "Z", day, frac);
 	}
@@ -92,7 +87,7 @@ int fts_tool_convert(int argc, char **argv)
 {
 	const char *hist = NULL, *in = NULL;
 	enum format f = F_NS;
-	int binary = 0, bound = 0, fd, bad = 0;
+	int binary = 0, bound = 0, bad = 0;
 	struct fts_calib *h;
 	FILE *src = stdin;
 	uint64_t n = 0;
@@ -135,19 +130,8 @@ int fts_tool_convert(int argc, char **argv)
 	}
 	if (!hist)
 		return fts_tool_usage_error("convert", usage, "%s", "--history FILE is required");
-	if ((fd = open(hist, O_RDONLY | O_CLOEXEC)) < 0) {
-		fprintf(stderr, "faststamp convert: %s: %s\n", hist, strerror(errno));
+	if (!(h = fts_tool_load_history("convert", hist, NULL)))
 		return 1;
-	}
-	h = fts_calib_load(fd);
-	if (!h) {
-		int e = errno;
-		fprintf(stderr, "faststamp convert: %s: %s\n", hist,
-			e == EBADMSG ? "not a history file, or a damaged one" : strerror(e));
-		close(fd);
-		return 1;
-	}
-	close(fd);
 	if (in && strcmp(in, "-") && !(src = fopen(in, binary ? "rb" : "r"))) {
 		fprintf(stderr, "faststamp convert: %s: %s\n", in, strerror(errno));
 		fts_calib_free(h);

@@ -1,11 +1,7 @@
 /* faststamp history - what a history file holds. */
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "faststamp.h"
 #include "histfile.h"
@@ -20,11 +16,9 @@ static const char usage[] =
 
 static void print_utc(const char *label, int64_t ns)
 {
-	time_t t = (time_t)(ns / 1000000000);
-	struct tm tm;
 	char day[32];
 
-	if (ns < 0 || !gmtime_r(&t, &tm) || !strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm))
+	if (ns < 0 || fts_tool_utc(ns / 1000000000, day, sizeof(day)) < 0)
 		printf("%-12s %" PRId64 " ns\n", label, ns);
 	else
 		printf("%-12s %s.%09" PRId64 "Z\n", label, day, ns % 1000000000);
@@ -38,7 +32,6 @@ int fts_tool_history(int argc, char **argv)
 	uint64_t o, n;
 	int64_t ro, rn;
 	uint8_t here[16];
-	int fd, err;
 
 	struct fts_tool_opts opts = { "history", usage, NULL, 0, 0, 0 };
 	for (int i = 1; i < argc; i++) {
@@ -52,17 +45,8 @@ int fts_tool_history(int argc, char **argv)
 	}
 	if (!path)
 		return fts_tool_usage_error("history", usage, "%s", "FILE is required");
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		fprintf(stderr, "faststamp history: %s: %s\n", path, strerror(errno));
+	if (!(c = fts_tool_load_history("history", path, &fi)))
 		return 1;
-	}
-	c = fts__load(fd, &fi, &err);
-	close(fd);
-	if (!c) {
-		fprintf(stderr, "faststamp history: %s: %s\n", path,
-			err == EBADMSG ? "not a history file, or a damaged one" : strerror(err));
-		return 1;
-	}
 	fts__boot_id(here);
 	printf("file:        %s\n", path);
 	printf("kind:        %s\n", fi.saved ? "saved history" : "record of the process clock");

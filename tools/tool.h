@@ -35,6 +35,14 @@ double fts_tool_quantile_d(double *v, size_t n, double q);
 int fts_tool_pin(int cpu);
 /* Number of CPUs this process may run on. */
 int fts_tool_cpus(void);
+/* The history file at path, as fts_calib_load reads it, and what it holds in *fi (NULL:
+ * not wanted); NULL after "faststamp CMD: PATH: why" on stderr. */
+struct fts__fileinfo;
+struct fts_calib *fts_tool_load_history(const char *cmd, const char *path,
+					struct fts__fileinfo *fi);
+/* sec since the epoch as UTC, "YYYY-MM-DDTHH:MM:SS", in day[len]. 0, or -1 when the
+ * year is out of range. */
+int fts_tool_utc(int64_t sec, char *day, size_t len);
 /* Print "faststamp CMD: " fmt (with arg), then the usage, to stderr; returns 2. */
 int fts_tool_usage_error(const char *cmd, const char *usage, const char *fmt, const char *arg);
 

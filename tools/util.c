@@ -1,10 +1,15 @@
 /* util.c - small helpers for the subcommands. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "histfile.h"
 #include "tool.h"
 
 int64_t fts_tool_now(clockid_t id)
@@ -129,4 +134,30 @@ int fts_tool_opt(struct fts_tool_opts *o, int argc, char **argv, int *i, const c
 	}
 	o->seen |= 1u << k;
 	return k;
+}
+
+struct fts_calib *fts_tool_load_history(const char *cmd, const char *path,
+					struct fts__fileinfo *fi)
+{
+	struct fts_calib *c;
+	int fd, err;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "faststamp %s: %s: %s\n", cmd, path, strerror(errno));
+		return NULL;
+	}
+	c = fts__load(fd, fi, &err);
+	close(fd);
+	if (!c)
+		fprintf(stderr, "faststamp %s: %s: %s\n", cmd, path,
+			err == EBADMSG ? "not a history file, or a damaged one" : strerror(err));
+	return c;
+}
+
+int fts_tool_utc(int64_t sec, char *day, size_t len)
+{
+	time_t t = (time_t)sec;
+	struct tm tm;
+
+	return gmtime_r(&t, &tm) && strftime(day, len, "%Y-%m-%dT%H:%M:%S", &tm) ? 0 : -1;
 }
