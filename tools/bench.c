@@ -2333,31 +2333,47 @@ int fts_tool_bench(int argc, char **argv)
 	double target_ns, first_p[3] = { NAN, NAN, NAN };
 	char scale_why[96];
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			fputs(usage, stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--first-conversion-child") && i == 1 &&
-			   (argc == 2 || argc == 4)) {
+	static const char *const names[] = { "--rounds", "--plot", "--run-op", "--quick", "--json" };
+	struct fts_tool_opts opts = { "bench", usage, names, 5, 3, 0 };
+
+	/* the hidden child mode of the first-conversion rows: argv[1] only */
+	if (argc > 1 && !strcmp(argv[1], "--first-conversion-child")) {
+		if (argc == 2 || argc == 4)
 			return first_conversion_child(argc, argv);
-		} else if (!strcmp(argv[i], "--quick")) {
-			o.quick = 1;
-		} else if (!strcmp(argv[i], "--json")) {
-			o.json = 1;
-		} else if (!strcmp(argv[i], "--plot") && i + 1 < argc && argv[i + 1][0]) {
-			o.plot = argv[++i];
-		} else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
-			uint64_t v;
-			if (fts_tool_parse_u64(argv[++i], 3, 100000, &v) < 0)
-				return fts_tool_usage_error("bench", usage, "bad --rounds '%s' (3..100000)", argv[i]);
-			o.rounds = (int)v;
-		} else if (!strcmp(argv[i], "--run-op") && i + 2 < argc) {
+		return fts_tool_usage_error("bench", usage, "bad '%s'", argv[1]);
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *v;
+		uint64_t r;
+		int k = fts_tool_opt(&opts, argc, argv, &i, &v);
+		switch (k) {
+		case 0:
+			if (fts_tool_parse_u64(v, 3, 100000, &r) < 0)
+				return fts_tool_usage_error("bench", usage, "bad --rounds '%s' (3..100000)", v);
+			o.rounds = (int)r;
+			break;
+		case 1:
+			if (!v[0])
+				return fts_tool_usage_error("bench", usage, "%s", "--plot needs a directory");
+			o.plot = v;
+			break;
+		case 2:   /* --run-op OP N: one operation, for instruction counts */
+			if (i + 1 >= argc)
+				return fts_tool_usage_error("bench", usage, "%s", "--run-op needs OP and N");
 #if defined(__x86_64__)
 			find_op("rdtscp")->avail = have_rdtscp();
 #endif
-			return run_op(argv[i + 1], argv[i + 2], o.quick);
-		} else {
-			return fts_tool_usage_error("bench", usage, "unknown or incomplete option '%s'", argv[i]);
+			return run_op(v, argv[i + 1], o.quick);
+		case 3:
+			o.quick = 1;
+			break;
+		case 4:
+			o.json = 1;
+			break;
+		case FTS_OPT_ARG:
+			return fts_tool_usage_error("bench", usage, "unexpected argument '%s'", v);
+		default:
+			return FTS_OPT_EXIT(k);
 		}
 	}
 	if (!o.rounds)
