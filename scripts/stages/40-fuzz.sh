@@ -24,7 +24,7 @@ fi
 CC=clang cmake -S "$FTS_TOP" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFASTSTAMP_WERROR=ON \
   -DFASTSTAMP_FUZZ=ON
 cmake --build "$b" -j"$(nproc)" --target fuzzers
-export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+. "$FTS_TOP/scripts/lib/sanitizer-env"
 echo "=== the corpus, replayed"
 "$FTS_TOP/scripts/lib/ctest-run" 40-fuzz "$b" -j1 -L fuzz
 work=$(mktemp -d)
