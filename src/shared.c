@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -17,10 +18,17 @@
 
 #define MAX_DIRCAP (1u << 24)   /* 160 GiB of chunks: more is not a history */
 
-static void say(char *buf, size_t len, const char *fmt, const char *a, const char *b)
+static void say(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void say(char *buf, size_t len, const char *fmt, ...)
 {
-	if (len)
-		snprintf(buf, len, fmt, a, b);
+	va_list ap;
+
+	if (!len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
 }
 
 /* ---- the publisher ------------------------------------------------------------------- */
@@ -67,7 +75,7 @@ int fts__publisher_open(struct fts__publisher *p, const char *path, const struct
 	memset(p, 0, sizeof(*p));
 	p->lockfd = -1;
 	if (!path || !*path || strlen(path) >= sizeof(p->path) - 32) {
-		say(err, errlen, "%s%s", "the path is empty or too long", "");
+		say(err, errlen, "the path is empty or too long");
 		return -1;
 	}
 	snprintf(p->path, sizeof(p->path), "%s", path);
@@ -156,17 +164,17 @@ int fts__shared_check(const struct fts__shm_head *h, size_t size, char *why, siz
 	size_t d0, d1, pool;
 
 	if (size < FTS__SHM_HEAD || memcmp(h->magic, FTS__SHM_MAGIC, 8)) {
-		say(why, len, "%s%s", "not a faststamp shared history", "");
+		say(why, len, "not a faststamp shared history");
 		return -1;
 	}
 	if (h->version != FTS__SHM_VERSION || h->head_bytes != FTS__SHM_HEAD) {
-		say(why, len, "%s%s", "a version of the shared history this library does not read", "");
+		say(why, len, "a version of the shared history this library does not read");
 		return -1;
 	}
 	if (h->dircap == 0 || h->dircap > MAX_DIRCAP ||
 	    h->region_len != fts__region_layout(h->dircap, &d0, &d1, &pool) ||
 	    size - FTS__SHM_HEAD < h->region_len) {
-		say(why, len, "%s%s", "its geometry does not match its size (truncated?)", "");
+		say(why, len, "its geometry does not match its size (truncated?)");
 		return -1;
 	}
 	return 0;
@@ -203,29 +211,29 @@ int fts__shared_attach(struct fts__shared *s, const char *path, const struct fts
 	memset(s, 0, sizeof(*s));
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
-		say(why, len, "%s", strerror(errno), "");
+		say(why, len, "%s", strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		say(why, len, "%s%s", "not a regular file", "");
+		say(why, len, "not a regular file");
 		goto fail;
 	}
 	if (st.st_mode & 022) {
-		say(why, len, "%s%s", "writable by its group or others", "");
+		say(why, len, "writable by its group or others");
 		goto fail;
 	}
 	if (!trusted_owner(st.st_uid)) {
-		snprintf(b, sizeof(b), "%lu", (unsigned long)st.st_uid);
-		say(why, len, "owned by uid %s, not root, this user or %s", b, FTS_SERVICE_USER);
+		say(why, len, "owned by uid %lu, not root, this user or %s", (unsigned long)st.st_uid,
+		    FTS_SERVICE_USER);
 		goto fail;
 	}
 	if ((size_t)st.st_size < FTS__SHM_HEAD) {
-		say(why, len, "%s%s", "not a faststamp shared history (too short)", "");
+		say(why, len, "not a faststamp shared history (too short)");
 		goto fail;
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED) {
-		say(why, len, "%s%s", strerror(errno), "");
+		say(why, len, "%s", strerror(errno));
 		goto fail;
 	}
 	close(fd);
@@ -234,11 +242,11 @@ int fts__shared_attach(struct fts__shared *s, const char *path, const struct fts
 	if (fts__shared_check(h, (size_t)st.st_size, why, len) < 0)
 		goto fail;
 	if (memcmp(h->boot_id, id->boot_id, 16)) {
-		say(why, len, "%s%s", "it is of another boot", "");
+		say(why, len, "it is of another boot");
 		goto fail;
 	}
 	if (h->kind != id->kind || h->counter_hz == 0) {
-		say(why, len, "%s%s", "it is of another counter", "");
+		say(why, len, "it is of another counter");
 		goto fail;
 	}
 	if (strncmp(h->clocksource, id->clocksource, sizeof(h->clocksource))) {
@@ -253,7 +261,7 @@ int fts__shared_attach(struct fts__shared *s, const char *path, const struct fts
 	fts__shared_view(&s->viewbuf, map, h);
 	s->view = &s->viewbuf;
 	if (fts_calib_count(s->view) < 2) {
-		say(why, len, "%s%s", "it holds no history yet", "");
+		say(why, len, "it holds no history yet");
 		goto fail;
 	}
 	return 0;
@@ -274,12 +282,12 @@ int fts__shared_alive(const struct fts__shared *s, uint64_t now, char *why, size
 
 	if (state != FTS__SHM_RUNNING) {
 		snprintf(w, sizeof(w), "%.160s", s->head->why);
-		say(why, len, state == FTS__SHM_FAULTED ? "its publisher stopped: %s" :
-			      "its publisher stopped%s%s", state == FTS__SHM_FAULTED ? w : "", "");
+		say(why, len, "its publisher stopped%s%s", state == FTS__SHM_FAULTED ? ": " : "",
+		    state == FTS__SHM_FAULTED ? w : "");
 		return 0;
 	}
 	if (now > beat && now - beat > s->stale_ticks) {
-		say(why, len, "%s%s", "its heartbeat is over 1 s old", "");
+		say(why, len, "its heartbeat is over 1 s old");
 		return 0;
 	}
 	return 1;
