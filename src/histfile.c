@@ -213,6 +213,8 @@ static int segs_payload(const struct fts_calib *c, unsigned char **out, size_t *
 				continue;
 			return -ENODATA;
 		}
+		if (n > (size_t)c->dircap * FTS__CHUNK_RECS + FTS__MAX_PROV)
+			return -EBADMSG;   /* more than its own geometry holds (a hostile file) */
 		len = SEGS_FIXED + n * SEG_BYTES;
 		if (len > MAX_BLOCK)
 			return -EFBIG;
@@ -378,6 +380,20 @@ static struct fts_calib *load_segs(const unsigned char *b, uint32_t len, int *er
 bad:
 	*err = EBADMSG;
 	return NULL;
+}
+
+struct fts_calib *fts__calib_copy(const struct fts_calib *c)
+{
+	struct fts_calib *copy;
+	unsigned char *b;
+	size_t len;
+	int err;
+
+	if (segs_payload(c, &b, &len) < 0)
+		return NULL;
+	copy = load_segs(b, (uint32_t)len, &err);
+	free(b);
+	return copy;
 }
 
 struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)

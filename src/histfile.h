@@ -88,6 +88,10 @@ size_t fts__put_event(unsigned char *buf, const struct fts__event *e);
 
 /* Save the history c with header h. 0 or negative errno. */
 int fts__calib_save_head(const struct fts_calib *c, int fd, const struct fts__head *h);
+/* A history of its own, copied from the state c publishes now, as a saved one is
+ * loaded (it takes no samples): what stamps converted with a shared history keep
+ * converting with after the reader leaves it. NULL if no whole state could be read. */
+struct fts_calib *fts__calib_copy(const struct fts_calib *c);
 /* Read a file: the history it holds (with info, which may be NULL). NULL and *err =
  * EBADMSG, EINVAL, ENOMEM or EIO. */
 struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err);

@@ -659,7 +659,7 @@ int fts__clock_leave_shared(const char *why)
 	if (attached) {
 		/* What was converted with it converts the same from the copy. Readers that
 		 * still hold the view read on: the mapping stays. */
-		frozen = fts__shared_copy(shared.view);
+		frozen = fts__calib_copy(shared.view);
 		snprintf(shared_note, sizeof(shared_note), "left %.60s: %.160s", shared_path, why);
 		__atomic_store_n(&attached, 0, __ATOMIC_RELEASE);
 		left = 1;

@@ -103,9 +103,5 @@ int fts__shared_check(const struct fts__shm_head *h, size_t size, char *why, siz
 void fts__shared_view(struct fts_calib *c, void *map, const struct fts__shm_head *h);
 /* Is the publisher alive at counter value now? 1, or 0 with why. */
 int fts__shared_alive(const struct fts__shared *s, uint64_t now, char *why, size_t len);
-/* A history of the reader's own, copied from the view's state (it takes no samples):
- * what stamps converted with the view keep converting with after the reader leaves.
- * NULL if no whole state could be read. */
-struct fts_calib *fts__shared_copy(const struct fts_calib *view);
 
 #endif /* FTS__SHARED_H */

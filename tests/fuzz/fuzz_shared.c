@@ -11,6 +11,7 @@
 
 #include "faststamp.h"
 #include "fuzz.h"
+#include "histfile.h"
 #include "internal.h"
 #include "shared.h"
 
@@ -62,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (fts_calib_convert(&view, x, &ns, &err) < 0)
 			CHECK(errno == EAGAIN || errno == ENODATA || errno == ERANGE);
 	}
-	copy = fts__shared_copy(&view);
+	copy = fts__calib_copy(&view);
 	if (copy) {
 		CHECK(fts_calib_count(copy) >= 2);
 		CHECK(fts_calib_range(copy, &lo, &hi) == 0 && lo <= hi);
