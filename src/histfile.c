@@ -3,7 +3,6 @@
  * nothing: every length is checked against what is left, every count against its
  * block, every segment's order and fixed point, before a byte of it is used. */
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,24 +73,10 @@ static pthread_once_t boot_once = PTHREAD_ONCE_INIT;
 
 static void read_boot_id(void)
 {
-	char text[64] = "";
-	int n = 0, fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	char text[64];
 
-	/* one read: the file is 37 bytes */
-	if (fd < 0)
-		return;
-	if (read(fd, text, sizeof(text) - 1) < 0)
-		text[0] = '\0';
-	close(fd);
-	/* 32 hex digits, with dashes */
-	for (const char *p = text; *p && n < 32; p++) {
-		int v = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
-		if (v < 0)
-			continue;
-		boot[n / 2] = (uint8_t)(boot[n / 2] << 4 | v);
-		n++;
-	}
-	if (n != 32)
+	if (fts__read_text("/proc/sys/kernel/random/boot_id", text, sizeof(text)) < 0 ||
+	    fts__parse_boot_id(text, boot) < 0)
 		memset(boot, 0, 16);
 }
 

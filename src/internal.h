@@ -178,6 +178,9 @@ long fts__read_text(const char *path, char *buf, size_t len);
 int fts__parse_word(const char *text, char *out, size_t len);
 /* Does a /proc/cpuinfo "flags" line in text contain flag? 1, 0. */
 int fts__cpuinfo_has_flag(const char *text, const char *flag);
+/* The kernel's boot id (/proc/sys/kernel/random/boot_id: 32 hex digits with dashes)
+ * from text into id. 0, or -EINVAL (id then holds no meaning). */
+int fts__parse_boot_id(const char *text, uint8_t id[16]);
 /* The kernel's current clocksource into out; 0 or negative errno. */
 int fts__clocksource(char *out, size_t len);
 /* A device-tree property holding one big-endian cell (4 bytes) or two (8 bytes), as

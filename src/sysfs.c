@@ -128,3 +128,18 @@ int fts__clocksource_is_x86(const char *name)
 			return 1;
 	return 0;
 }
+
+int fts__parse_boot_id(const char *text, uint8_t id[16])
+{
+	int n = 0;
+
+	/* 32 hex digits, with dashes */
+	for (const char *p = text; *p && n < 32; p++) {
+		int v = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+		if (v < 0)
+			continue;
+		id[n / 2] = (uint8_t)(id[n / 2] << 4 | v);
+		n++;
+	}
+	return n == 32 ? 0 : -EINVAL;
+}

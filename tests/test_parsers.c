@@ -110,6 +110,20 @@ static void test_cpuinfo_has_flag(void **state)
 }
 
 /* A file in a fresh temporary directory, removed by the caller. */
+/* The boot id: 32 hex digits, dashes and the newline skipped; anything short refused. */
+static void test_parse_boot_id(void **state)
+{
+	uint8_t id[16];
+	(void)state;
+
+	assert_int_equal(fts__parse_boot_id("0123abcd-4567-89ef-0011-2233445566ff\n", id), 0);
+	assert_int_equal(id[0], 0x01);
+	assert_int_equal(id[3], 0xcd);
+	assert_int_equal(id[15], 0xff);
+	assert_int_equal(fts__parse_boot_id("0123abcd-4567-89ef", id), -EINVAL);
+	assert_int_equal(fts__parse_boot_id("", id), -EINVAL);
+}
+
 static void write_file(const char *path, const char *data, size_t n)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -192,6 +206,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_word),
 		cmocka_unit_test(test_cpuinfo_has_flag),
+		cmocka_unit_test(test_parse_boot_id),
 		cmocka_unit_test(test_read_text),
 		cmocka_unit_test(test_clocksource_matches_file),
 	};
