@@ -230,6 +230,13 @@ struct fts_info {
 				  * in the publisher, the file it publishes) */
 	char history_note[240];  /* why the shared one is not used, "" while it is or
 				  * before the first conversion looked */
+	/* The counter across CPUs, where the kernel keeps time with a clock computed from
+	 * it (kvm-clock, Hyper-V's TSC page, xen) or it is forced: the warp test's result
+	 * ("proven: ..."), or why none is needed. */
+	char proof[200];
+	int64_t cpu_skew_ns;     /* added to every counter stamp's bound for offsets between
+				  * CPUs: 0 unless the warp test saw the counter go back;
+				  * -1 while the test could not run */
 };
 
 /* The least info->size fts_get_info() accepts: the fields up to env_ignored. */

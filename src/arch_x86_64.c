@@ -75,21 +75,45 @@ void fts__arch_probe(struct fts__arch *a, const char *clocksource)
 		}
 	}
 
+	fts__tsc_decide(a, invariant, clocksource);
+}
+
+/* Clocksources a Linux kernel computes from the TSC, with a scale that the hypervisor
+ * publishes (arch/x86/kernel/pvclock.c for kvm-clock and xen: the vCPU's TSC times
+ * tsc_to_system_mul; drivers/clocksource/hyperv_timer.c for the TSC page: the TSC times
+ * tsc_scale), and tsc-early, the TSC itself before the kernel has calibrated it.
+ * hyperv_clocksource_msr reads a counter of the hypervisor's, not the TSC. */
+static const char *const from_tsc[] = { "kvm-clock", "hyperv_clocksource_tsc_page", "xen",
+					"tsc-early" };
+
+void fts__tsc_decide(struct fts__arch *a, int invariant, const char *clocksource)
+{
+	a->usable = 0;
+	a->relation = FTS__CS_OTHER;
+	if (clocksource && !strcmp(clocksource, "tsc"))
+		a->relation = FTS__CS_IS_COUNTER;
+	for (size_t i = 0; clocksource && i < sizeof(from_tsc) / sizeof(from_tsc[0]); i++)
+		if (!strcmp(clocksource, from_tsc[i]))
+			a->relation = FTS__CS_FROM_COUNTER;
 	if (!invariant)
 		snprintf(a->reason, sizeof(a->reason),
 			 "TSC not invariant (CPUID 0x80000007): it may stop or change rate");
 	else if (!clocksource || !*clocksource)
 		snprintf(a->reason, sizeof(a->reason),
-			 "kernel clocksource unknown: cannot confirm the kernel trusts the TSC");
-	else if (strcmp(clocksource, "tsc") != 0)
+			 "kernel clocksource unknown: cannot tell whether the kernel keeps time "
+			 "with the TSC");
+	else if (a->relation == FTS__CS_IS_COUNTER)
 		snprintf(a->reason, sizeof(a->reason),
-			 "kernel clocksource is %s, not tsc: the kernel does not trust the TSC",
-			 clocksource);
-	else {
-		a->usable = 1;
+			 "invariant TSC, and the kernel's clocksource is tsc");
+	else if (a->relation == FTS__CS_FROM_COUNTER)
 		snprintf(a->reason, sizeof(a->reason),
-			 "invariant TSC and the kernel's clocksource is tsc");
-	}
+			 "invariant TSC, and the kernel's clocksource %s is computed from it: "
+			 "proven across CPUs by faststamp", clocksource);
+	else
+		snprintf(a->reason, sizeof(a->reason),
+			 "kernel clocksource is %s, not computed from the TSC: the kernel found "
+			 "the TSC wanting", clocksource);
+	a->usable = invariant && clocksource && a->relation != FTS__CS_OTHER;
 }
 
 uint64_t fts__arch_counter(void)

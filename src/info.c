@@ -14,9 +14,9 @@ static const size_t field_end[] = {
 	END(env_ignored), END(samples), END(samples_taken), END(history_ns),
 	END(sampler_running), END(steps_seen), END(suspends_seen), END(step_window_ns),
 	END(clock_synced), END(clock_esterror_ns), END(clock_maxerror_ns),
-	END(history_source), END(history_path), END(history_note),
+	END(history_source), END(history_path), END(history_note), END(proof), END(cpu_skew_ns),
 };
-_Static_assert(END(history_note) == sizeof(struct fts_info), "field_end lists every field");
+_Static_assert(END(cpu_skew_ns) == sizeof(struct fts_info), "field_end lists every field");
 
 /* The bytes to copy for a caller's struct of size bytes: whole fields only, so a
  * caller built against an older header gets the fields it knows, and a size that ends
@@ -78,6 +78,8 @@ int fts_get_info(struct fts_info *info)
 	v.steps_seen = cs.steps;
 	v.suspends_seen = cs.suspends;
 	v.step_window_ns = cs.ambiguous_ns;
+	snprintf(v.proof, sizeof(v.proof), "%s", cs.proof);
+	v.cpu_skew_ns = cs.skew_ns;
 	/* How far the system clock itself may be from true time, by the kernel's NTP
 	 * state: information beside the bound, which is to what the clock read. */
 	int st = adjtimex(&tx);

@@ -9,6 +9,7 @@
 
 #include "faststamp.h"
 #include "invariant.h"
+#include "warp.h"
 
 #define FTS__LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define FTS__ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
@@ -68,6 +69,16 @@ int fts__pub_segment(const struct fts_calib *c, const struct fts__pub *p, size_t
 		     struct fts__rec *r);
 
 /* ---- clock.c: the process-wide clock and its fault-injection seam ----------------- */
+/* How the kernel's clocksource stands to the counter. */
+enum fts__relation {
+	FTS__CS_IS_COUNTER,     /* it is the counter (tsc, arch_sys_counter): the kernel
+				 * vouches for it on every CPU */
+	FTS__CS_FROM_COUNTER,   /* computed from it by a scale (kvm-clock, Hyper-V's TSC
+				 * page, xen): faststamp proves it across CPUs, and
+				 * CLOCK_MONOTONIC_RAW follows it closely on every CPU */
+	FTS__CS_OTHER,          /* another clock (hpet, acpi_pm): only a forced counter is
+				 * used there, proven across CPUs */
+};
 /* The health reads of a sample, in this order. */
 struct fts__clocks {
 	int64_t rt, mono, boot, raw;   /* REALTIME, MONOTONIC, BOOTTIME, MONOTONIC_RAW ns */
@@ -86,6 +97,16 @@ struct fts__source {
 	void (*sleep)(void *ctx, int64_t ns);
 	/* The kernel's current clocksource; NULL: read sysfs. 0 or negative errno. */
 	int (*clocksource)(void *ctx, char *out, size_t len);
+	/* The counter across CPUs, for a source whose relation is not FTS__CS_IS_COUNTER:
+	 * the CPUs it may be read on (NULL: this process's, fts__cpus_allowed); the warp
+	 * test over them (NULL: fts__warp_measure with real threads); move the sampler to
+	 * one of them (NULL: pin the calling thread). 0 or a negative errno. */
+	int (*cpus)(void *ctx, cpu_set_t *set);
+	int (*warp)(void *ctx, const cpu_set_t *cpus, struct fts__warp *w);
+	int (*migrate)(void *ctx, int cpu);
+	/* How the kernel's clocksource stands to this counter; the hardware's: the
+	 * backend choice's. */
+	enum fts__relation relation;
 	void *ctx;
 	int no_thread;    /* 1: never start the background sampler */
 };
@@ -95,6 +116,16 @@ void fts__clock_set_source(const struct fts__source *src);
 /* Take one sample now (best of a few tries). 0 or negative errno (-EIO: the counter
  * is found faulty, or was before). */
 int fts__clock_sample(void);
+/* What the sampler thread does at each sampling round: move to the next CPU the
+ * counter is proven on (where it needs the proof), then fts__clock_sample(). */
+int fts__clock_round(void);
+/* Prove the counter across CPUs now, if it needs it and is not yet (warp.h): what the
+ * first calibration does first. 0, or a negative errno (the test could not run). */
+int fts__clock_prove(void);
+/* What is added to the bound of every counter stamp for the counter's offsets between
+ * CPUs, in ns: 0 where the kernel vouches for the counter or the proof saw no warp;
+ * -1 while the proof could not run (counter stamps cannot be converted). */
+int64_t fts__clock_skew_ns(void);
 /* What the sampler does every round: has the kernel left the clocksource it had when
  * the counter was chosen? Then a last sample is taken and the counter is no longer
  * trusted. 0, or -EIO if so. */
@@ -136,6 +167,8 @@ struct fts__clock_state {
 	uint64_t thread_starts;   /* attempts to start one */
 	int64_t ambiguous_ns;
 	char fault[160];
+	char proof[200];          /* the counter across CPUs: not needed, or the result */
+	int64_t skew_ns;          /* fts__clock_skew_ns() */
 };
 void fts__clock_state(struct fts__clock_state *st);
 
@@ -151,6 +184,7 @@ struct timespec fts__timespec(int64_t ns);
 struct fts__arch {
 	const char *backend;    /* name of the counter backend, "generic" without one */
 	int usable;             /* counter trusted for new stamps */
+	enum fts__relation relation;
 	char reason[192];
 	uint64_t hint_hz;       /* frequency hint from the hardware, 0 if none */
 	char hint_source[64];
@@ -158,6 +192,12 @@ struct fts__arch {
 };
 /* Probe the CPU and kernel; clocksource is the kernel's current one ("" if unknown). */
 void fts__arch_probe(struct fts__arch *a, const char *clocksource);
+#if defined(__x86_64__)
+/* The decision on x86_64 (a pure function, tested row by row): the TSC is used when it
+ * is invariant and the kernel's clocksource is tsc or computed from the TSC; sets
+ * usable, relation and reason. */
+void fts__tsc_decide(struct fts__arch *a, int invariant, const char *clocksource);
+#endif
 /* More CPU flags for fts_get_info, appended to buf (slower to find than the probe's). */
 void fts__arch_info_flags(char *buf, size_t len);
 /* Ordered counter read for sampling; 0 on the generic backend. */

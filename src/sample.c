@@ -68,6 +68,14 @@
 /* The kernel measures a suspend with the RTC (1 s resolution) unless the clocksource
  * runs through it: a counter that ran on may differ from boottime by this much. */
 #define SUSPEND_SLACK_NS 2000000000
+/* Where the kernel computes its clocksource from the counter (kvm-clock, Hyper-V's TSC
+ * page), CLOCK_MONOTONIC_RAW is the counter times the kernel's scale on every CPU: on a
+ * kvm-clock VM the two kept within 15 ns of one line over 20 s while the reads moved
+ * between CPUs. A sample that leaves the line of the samples before it by more than
+ * both brackets, the rate's own uncertainty and these found the counter moved on the
+ * CPU it was taken on. */
+#define OFFSET_PPM 1
+#define OFFSET_SLACK_NS 500
 #define RETRY_MIN_NS 1000000000       /* a failed thread start is retried after 1 s, */
 #define RETRY_MAX_NS 64000000000      /* doubling up to 64 s */
 
@@ -104,6 +112,35 @@ static int hw_clocks(void *ctx, struct fts__clocks *v)
 static const struct fts__source hw_source = { .counter = hw_counter, .realtime = hw_realtime,
 					     .clocks = hw_clocks };
 
+static int hw_cpus(void *ctx, cpu_set_t *set)
+{
+	(void)ctx;
+	fts__cpus_allowed(set);
+	return 0;
+}
+
+static uint64_t hw_read(void *ctx)
+{
+	(void)ctx;
+	return fts__arch_counter();
+}
+
+static int hw_warp(void *ctx, const cpu_set_t *cpus, struct fts__warp *w)
+{
+	(void)ctx;
+	return fts__warp_measure(hw_read, NULL, cpus, w);
+}
+
+static int hw_migrate(void *ctx, int cpu)
+{
+	cpu_set_t one;
+
+	(void)ctx;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return -pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+}
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* all state below */
 static struct fts__source src = { .counter = hw_counter, .realtime = hw_realtime,
 				  .clocks = hw_clocks };
@@ -136,6 +173,45 @@ static unsigned source_gen;           /* a thread sampling another source stops 
 static uint64_t steps_seen, suspends_seen;
 static int faulted;
 static char fault_reason[160];
+/* The counter across CPUs, where the kernel does not keep time with it itself: the
+ * warp test at the first calibration, then samples taken on each CPU in turn. */
+enum proof_state {
+	PROOF_UNSET,             /* not looked at yet */
+	PROOF_NONE,              /* not needed: the kernel keeps time with the counter */
+	PROOF_PENDING,           /* needed, not run yet: at the first calibration */
+	PROOF_DONE,              /* proven: no warp wider than a sample's bracket */
+	PROOF_WARPED,            /* a wider warp: new stamps use the clock */
+	PROOF_NO_RUN,            /* the test could not run: retried */
+};
+static struct proof {
+	enum proof_state state;
+	struct fts__warp w;
+	cpu_set_t cpus;          /* the CPUs it was run on, which the sampler visits */
+	int cpu;                 /* the CPU the sampler moved to last, -1: none */
+	uint64_t bracket;        /* ticks: a sample's bracket when it ran */
+	int64_t retry_at, retry_gap;   /* PROOF_NO_RUN: the next try, CLOCK_MONOTONIC ns */
+	char text[200];
+} proof;
+static int64_t skew_ns;      /* fts__clock_skew_ns(); read without the lock */
+
+static int needs_proof(void);
+
+/* With lock held: the proof as the source starts, needed or not. */
+static void proof_reset(void)
+{
+	proof = (struct proof){ .cpu = -1 };
+	proof.state = needs_proof() ? PROOF_PENDING : PROOF_NONE;
+	snprintf(proof.text, sizeof(proof.text), "%s",
+		 proof.state == PROOF_PENDING ? "pending: the warp test runs at the first calibration"
+					      : "not needed: the kernel keeps time with the counter");
+	__atomic_store_n(&skew_ns, 0, __ATOMIC_RELAXED);
+}
+
+static void proof_reset_once(void)
+{
+	if (proof.state == PROOF_UNSET)
+		proof_reset();
+}
 
 /* Fork must not land inside a history write: the child would inherit a writer half way
  * through an add, and the lock held by a thread it does not have. The writer holds the
@@ -163,12 +239,107 @@ static void register_atfork(void)
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 }
 
+static enum fts__relation relation(void)
+{
+	return src.counter == hw_counter ? fts__backend_choice()->arch.relation : src.relation;
+}
+
+/* Does the counter of this source need the proof across CPUs? */
+static int needs_proof(void)
+{
+	if (src.counter == hw_counter && (!FTS__HAVE_COUNTER || !fts__backend_choice()->store_counter))
+		return 0;
+	return relation() != FTS__CS_IS_COUNTER;
+}
+
+/* New stamps use the counter when it was chosen, is proven (or need not be) and no
+ * fault was found. */
+static void store_choice(void)
+{
+	int ok = !faulted && proof.state != PROOF_WARPED && proof.state != PROOF_NO_RUN &&
+		 fts__backend_choice()->store_counter;
+	__atomic_store_n(&fts__store_counter, ok, __ATOMIC_RELAXED);
+}
+
 /* New stamps stop using the counter, and the history stops growing. */
 static void fault(const char *why)
 {
 	faulted = 1;
 	snprintf(fault_reason, sizeof(fault_reason), "%s", why);
 	__atomic_store_n(&fts__store_counter, 0, __ATOMIC_RELAXED);
+}
+
+
+/* With lock held: run the warp test if the counter needs it and has none yet (or the
+ * last one could not run and its retry is due). A warp wider than a sample's bracket
+ * keeps new stamps off the counter; every counter stamp's bound then covers the
+ * offsets the test found (skew_ns), set once the counter's rate is known. */
+static int prove_locked(void)
+{
+	struct fts__cbracket br;
+	int64_t now = 0;
+	int rc;
+
+	proof_reset_once();
+	fts__now(CLOCK_MONOTONIC, &now);
+	if (proof.state == PROOF_NO_RUN && now < proof.retry_at)
+		return -EAGAIN;
+	if (proof.state != PROOF_PENDING && proof.state != PROOF_NO_RUN)
+		return 0;
+	if ((rc = (src.cpus ? src.cpus : hw_cpus)(src.ctx, &proof.cpus)) < 0 ||
+	    (rc = (src.warp ? src.warp : hw_warp)(src.ctx, &proof.cpus, &proof.w)) < 0 ||
+	    (rc = fts__cbracket_read(src.counter, src.realtime, src.ctx, SAMPLE_TRIES, &br)) < 0) {
+		/* retried as a sampler thread is: after 1 s, 2 s, ... up to 64 s */
+		proof.retry_gap = proof.retry_gap ? 2 * proof.retry_gap : RETRY_MIN_NS;
+		if (proof.retry_gap > RETRY_MAX_NS)
+			proof.retry_gap = RETRY_MAX_NS;
+		proof.state = PROOF_NO_RUN;
+		proof.retry_at = now + proof.retry_gap;
+		snprintf(proof.text, sizeof(proof.text), "could not run (%s): new stamps use "
+			 "clock_gettime, counter stamps wait for it (retried)", strerror(-rc));
+		__atomic_store_n(&skew_ns, -1, __ATOMIC_RELAXED);
+		store_choice();
+		return rc;
+	}
+	proof.bracket = br.a - br.b;
+	proof.state = proof.w.warp > proof.bracket ? PROOF_WARPED : PROOF_DONE;
+	__atomic_store_n(&skew_ns, 0, __ATOMIC_RELAXED);
+	if (proof.w.warp)
+		snprintf(proof.text, sizeof(proof.text), "%s: %d CPUs, the counter went back %llu "
+			 "ticks between CPU %d and the first (a sample's bracket: %llu ticks)",
+			 proof.state == PROOF_WARPED ? "warp found, new stamps use clock_gettime"
+						      : "proven with a warp inside a bracket",
+			 proof.w.cpus, (unsigned long long)proof.w.warp, proof.w.worst_cpu,
+			 (unsigned long long)proof.bracket);
+	else
+		snprintf(proof.text, sizeof(proof.text), "proven: %d CPUs, no backward step "
+			 "(offsets within %llu ticks), %.2f ms", proof.w.cpus,
+			 (unsigned long long)proof.w.spread, (double)proof.w.cost_ns / 1e6);
+	store_choice();
+	return 0;
+}
+
+static long double ns_of(uint64_t ticks);
+
+/* With lock held, once the counter's rate is known: the offsets a warp showed, in ns. */
+static void skew_update_locked(void)
+{
+	if (proof.w.warp && ticks_per_ns > 0 && __atomic_load_n(&skew_ns, __ATOMIC_RELAXED) == 0)
+		__atomic_store_n(&skew_ns, (int64_t)ns_of(proof.w.spread) + 1, __ATOMIC_RELAXED);
+}
+
+/* With lock held, in the sampler: move to the next CPU the counter was proven on. */
+static void next_cpu_locked(void)
+{
+	if (proof.state != PROOF_DONE || CPU_COUNT(&proof.cpus) < 2)
+		return;
+	for (int i = 1; i <= CPU_SETSIZE; i++) {
+		int cpu = (proof.cpu + i + CPU_SETSIZE) % CPU_SETSIZE;
+		if (CPU_ISSET(cpu, &proof.cpus) && (src.migrate ? src.migrate : hw_migrate)(src.ctx, cpu) == 0) {
+			proof.cpu = cpu;
+			return;
+		}
+	}
 }
 
 static int take(struct psample *s)
@@ -193,6 +364,23 @@ static long double hmid(const struct psample *s)
 }
 
 enum verdict { HEALTHY, FAULT_KEEP, FAULT_DROP };
+
+static long double ns_of(uint64_t ticks)
+{
+	/* ticks at the rate against MONOTONIC_RAW, 0 until it is known */
+	return ticks_per_ns > 0 ? (long double)ticks / ticks_per_ns : 0;
+}
+
+/* With lock held: " on CPU n" where the sampler moves between CPUs. */
+static const char *cpu_note(void)
+{
+	static char note[24];
+
+	if (proof.cpu < 0 || proof.state != PROOF_DONE)
+		return "";
+	snprintf(note, sizeof(note), " on CPU %d", proof.cpu);
+	return note;
+}
 
 /* What check() saw between the previous sample and this one. */
 struct seen {
@@ -237,12 +425,25 @@ static enum verdict check(const struct psample *s, struct seen *e)
 			long double most = (draw + dsusp + SUSPEND_SLACK_NS) * ticks_per_ns;
 			if (!suspended || dc < expect || dc > most + tol) {
 				snprintf(why, sizeof(why), "counter left its rate against "
-					 "CLOCK_MONOTONIC_RAW by %.0f ppm",
-					 (double)(expect > 0 ? (dc - expect) / expect * 1e6L : dc));
+					 "CLOCK_MONOTONIC_RAW by %.0f ppm%s",
+					 (double)(expect > 0 ? (dc - expect) / expect * 1e6L : dc),
+					 cpu_note());
 				fault(why);
-				return FAULT_KEEP;
+				/* where the counter is proven across CPUs, the sample's CPU is
+				 * the one found wanting: it stays out of the history */
+				return proof.state < PROOF_PENDING ? FAULT_KEEP : FAULT_DROP;
 			}
 			ran_on = 1;   /* it counted through the suspend */
+		}
+		tol = ws + wl + expect * (ticks_per_ns_err + OFFSET_PPM * 1e-6L) +
+		      OFFSET_SLACK_NS * ticks_per_ns;
+		if (!ran_on && !suspended && proof.state >= PROOF_PENDING &&
+		    relation() == FTS__CS_FROM_COUNTER && fabsl(dc - expect) > tol) {
+			snprintf(why, sizeof(why), "counter moved %.0f ns against "
+				 "CLOCK_MONOTONIC_RAW%s", (double)((dc - expect) / ticks_per_ns),
+				 cpu_note());
+			fault(why);
+			return FAULT_DROP;
 		}
 	}
 	e->suspend = dsusp > SUSPEND_MIN_NS + noise;
@@ -365,6 +566,7 @@ static int sample_locked(const char *why)
 	if ((rc = take(&s)) < 0)
 		return rc;
 	v = check(&s, &e);
+	skew_update_locked();
 	/* The sampler saw the step (or the sleep, which steps the wall clock against a
 	 * counter that stopped or ran on): the history is told, and need not guess. */
 	if (v != FAULT_DROP &&
@@ -413,6 +615,32 @@ int fts__clock_sample(void)
 	rc = sample_locked(NULL);
 	pthread_mutex_unlock(&lock);
 	return rc;
+}
+
+int fts__clock_round(void)
+{
+	int rc;
+	pthread_mutex_lock(&lock);
+	next_cpu_locked();
+	rc = sample_locked(NULL);
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+int fts__clock_prove(void)
+{
+	int rc;
+	pthread_mutex_lock(&lock);
+	rc = prove_locked();
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+int64_t fts__clock_skew_ns(void)
+{
+	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
+		return shared.head->skew_ns;
+	return __atomic_load_n(&skew_ns, __ATOMIC_RELAXED);
 }
 
 int fts__clock_watch(void)
@@ -520,6 +748,7 @@ static void *sampler(void *arg)
 		}
 		switched = switched_locked(why, sizeof(why));
 		if (src.wait || stepped || switched || fts__now(CLOCK_MONOTONIC, &now) < 0 || now >= due) {
+			next_cpu_locked();
 			sample_locked(switched ? why : NULL);
 			due = (now ? now : due) + period_ns;
 		}
@@ -580,6 +809,9 @@ static int start_locked(void)
 	/* No counter: stamps are clock readings, which need no history. */
 	if (!FTS__HAVE_COUNTER && src.counter == hw_counter)
 		return 0;
+	/* Before conversions rely on a counter the kernel does not keep time with: the
+	 * warp test (not fatal: new stamps then use the clock until it runs) */
+	prove_locked();
 	/* Three samples: two intervals, so that each has a neighbour to give the rate. */
 	while (fts_calib_count(hist) < 3) {
 		if (fts_calib_count(hist)) {
@@ -627,6 +859,7 @@ static void attach_locked(void)
 {
 	const char *env = getenv("FASTSTAMP_SHARED");
 	struct fts__head id;
+	cpu_set_t need;
 	char why[160];
 
 	attach_tried = 1;
@@ -642,8 +875,10 @@ static void attach_locked(void)
 	/* The clocksource of the counter's choice: one switched since is the publisher's
 	 * to find (it then stops) and this process's sampler's. */
 	clock_id(&id, 0);
-	if (fts__shared_attach(&shared, shared_path, &id, src.counter(src.ctx), why,
-			       sizeof(why)) < 0) {
+	/* the publisher's proof across CPUs stands for this process's, on its CPUs */
+	fts__cpus_allowed(&need);
+	if (fts__shared_attach(&shared, shared_path, &id, needs_proof() ? &need : NULL,
+			       src.counter(src.ctx), why, sizeof(why)) < 0) {
 		snprintf(shared_note, sizeof(shared_note), "%.60s: %.160s", shared_path, why);
 		return;
 	}
@@ -753,7 +988,9 @@ int fts__clock_fresh(uint64_t x, struct fts__line *m)
 	int64_t p, bound;
 
 	for (int round = 0; h; round++) {
-		if (fts__calib_find(h, x, &tail) <= 0 || fresh_read(&tail, m) < 0)
+		/* a counter found faulty is not read again: the tail alone */
+		if (__atomic_load_n(&faulted, __ATOMIC_RELAXED) ||
+		    fts__calib_find(h, x, &tail) <= 0 || fresh_read(&tail, m) < 0)
 			return 0;   /* inside the history; or nothing to read: the tail alone */
 		/* Did the clock keep the extrapolation? Then the bridge's estimate is the tail's. */
 		if (round || h != hist || fts__line_convert(&tail, 1, m->c0, &p, &bound) < 0 ||
@@ -896,12 +1133,10 @@ void fts__clock_set_source(const struct fts__source *s)
 	ambiguous_ns = 0;
 	steps_seen = suspends_seen = 0;
 	retry_at = retry_gap = 0;
-	if (faulted) {   /* a new source starts healthy */
-		faulted = 0;
-		fault_reason[0] = '\0';
-		__atomic_store_n(&fts__store_counter, fts__backend_choice()->store_counter,
-				 __ATOMIC_RELAXED);
-	}
+	faulted = 0;   /* a new source starts healthy, */
+	fault_reason[0] = '\0';
+	proof_reset();   /* and unproven */
+	store_choice();
 	__atomic_store_n(&taken, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&lock);
 }
@@ -923,6 +1158,9 @@ void fts__clock_state(struct fts__clock_state *st)
 	st->steps = steps_seen;
 	st->suspends = suspends_seen;
 	st->ambiguous_ns = ambiguous_ns;
+	proof_reset_once();
+	snprintf(st->proof, sizeof(st->proof), "%s", proof.text);
+	st->skew_ns = skew_ns;
 	pthread_mutex_unlock(&lock);
 }
 
@@ -965,8 +1203,9 @@ int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t er
 	int rc;
 
 	if (!FTS__HAVE_COUNTER || !fts__store_counter) {
-		snprintf(err, errlen, "no counter in use (backend %s): nothing to calibrate",
-			 fts__backend_choice()->arch.backend);
+		snprintf(err, errlen, "no counter in use, stamps are clock readings: nothing to "
+			 "calibrate (%s)", FTS__HAVE_COUNTER ? fts__backend_choice()->arch.reason
+							       : "a build without a counter");
 		return -1;
 	}
 	clock_id(&id, 1);
@@ -989,7 +1228,11 @@ int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t er
 		rc = -1;
 	} else if ((rc = start_locked()) < 0) {
 		snprintf(err, errlen, "the first samples: %s", strerror(-rc));
+	} else if (proof.state == PROOF_WARPED || proof.state == PROOF_NO_RUN) {
+		snprintf(err, errlen, "the counter across CPUs: %s", proof.text);
+		rc = -1;
 	} else {
+		fts__publisher_proof(&pub, proof.state == PROOF_DONE ? &proof.cpus : NULL, skew_ns);
 		fts__publisher_beat(&pub, src.counter(src.ctx));
 		rc = fts__publisher_show(&pub, err, errlen);
 	}

@@ -126,6 +126,16 @@ fail:
 	return -1;
 }
 
+void fts__publisher_proof(struct fts__publisher *p, const cpu_set_t *cpus, int64_t skew_ns)
+{
+	p->head->proof = cpus ? FTS__SHM_PROOF_PROVEN : FTS__SHM_PROOF_NOT_NEEDED;
+	p->head->skew_ns = skew_ns;
+	memset(p->head->proof_cpus, 0, sizeof(p->head->proof_cpus));
+	for (int c = 0; cpus && c < (int)sizeof(p->head->proof_cpus) * 8 && c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, cpus))
+			p->head->proof_cpus[c / 8] |= (uint8_t)(1u << (c % 8));
+}
+
 int fts__publisher_show(struct fts__publisher *p, char *err, size_t errlen)
 {
 	if (rename(p->tmp, p->path) < 0) {
@@ -199,8 +209,26 @@ static int trusted_owner(uid_t uid)
 	return getpwnam_r(FTS_SERVICE_USER, &pw, buf, sizeof(buf), &r) == 0 && r && r->pw_uid == uid;
 }
 
+/* Is every CPU of need among those the publisher proved the counter on? */
+static int proven_on(const struct fts__shm_head *h, const cpu_set_t *need, char *why, size_t len)
+{
+	if (!need)
+		return 1;
+	if (h->proof != FTS__SHM_PROOF_PROVEN || h->skew_ns < 0) {
+		say(why, len, "its publisher did not prove the counter across CPUs");
+		return 0;
+	}
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, need) &&
+		    (c >= (int)sizeof(h->proof_cpus) * 8 || !(h->proof_cpus[c / 8] >> (c % 8) & 1))) {
+			say(why, len, "its publisher did not prove the counter on CPU %d", c);
+			return 0;
+		}
+	return 1;
+}
+
 int fts__shared_attach(struct fts__shared *s, const char *path, const struct fts__head *id,
-		       uint64_t counter_now, char *why, size_t len)
+		       const cpu_set_t *need, uint64_t counter_now, char *why, size_t len)
 {
 	struct stat st;
 	void *map = MAP_FAILED;
@@ -254,6 +282,8 @@ int fts__shared_attach(struct fts__shared *s, const char *path, const struct fts
 		say(why, len, "its clocksource is %s, this process's %s", b, id->clocksource);
 		goto fail;
 	}
+	if (!proven_on(h, need, why, len))
+		goto fail;
 	s->head = h;
 	s->stale_ticks = (uint64_t)((unsigned __int128)h->counter_hz * FTS__SHM_STALE_NS / 1000000000);
 	if (!fts__shared_alive(s, counter_now, why, len))

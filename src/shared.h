@@ -30,6 +30,7 @@
 
 #include "histfile.h"
 #include "history.h"
+#include "warp.h"
 
 #define FTS__SHM_MAGIC "FSTMPSHM"
 #define FTS__SHM_VERSION 1
@@ -55,7 +56,15 @@ struct fts__shm_head {
 	uint32_t state;            /* FTS__SHM_*; written atomically */
 	uint64_t beat;             /* the counter at its last round; written atomically */
 	char why[160];             /* why it stopped, or the counter fault */
+	/* The counter across CPUs (warp.h), as the publisher found it before it showed
+	 * the file: FTS__SHM_PROOF_*, what every counter stamp's bound gets for offsets
+	 * between CPUs, and the CPUs proven (cpu_set_t's bits). */
+	uint32_t proof;
+	uint32_t reserved;
+	int64_t skew_ns;
+	uint8_t proof_cpus[128];
 };
+enum { FTS__SHM_PROOF_UNSAID = 0, FTS__SHM_PROOF_NOT_NEEDED = 1, FTS__SHM_PROOF_PROVEN = 2 };
 _Static_assert(sizeof(struct fts__shm_head) <= FTS__SHM_HEAD, "the header fits its room");
 
 /* ---- the publisher ------------------------------------------------------------------- */
@@ -75,6 +84,9 @@ struct fts__publisher {
 int fts__publisher_open(struct fts__publisher *p, const char *path, const struct fts__head *id,
 			uint64_t interval_ns, uint32_t dircap, size_t region_len, void **region,
 			char *err, size_t errlen);
+/* What the publisher found of the counter across CPUs (before it shows the file):
+ * cpus NULL when the kernel keeps time with the counter, and no proof is needed. */
+void fts__publisher_proof(struct fts__publisher *p, const cpu_set_t *cpus, int64_t skew_ns);
 /* Put the file in place (rename over path): readers may attach from now on. */
 int fts__publisher_show(struct fts__publisher *p, char *err, size_t errlen);
 /* The heartbeat: the counter now. */
@@ -93,10 +105,11 @@ struct fts__shared {
 };
 
 /* Open and check the file at path (owner, mode, header, geometry, identity: this boot,
- * the counter and clocksource in use; a live publisher with samples) and map it.
- * 0, or -1 with the reason in why. */
+ * the counter and clocksource in use; a live publisher with samples; a counter proven
+ * on every CPU of need, unless need is NULL: this process's counter needs no proof)
+ * and map it. 0, or -1 with the reason in why. */
 int fts__shared_attach(struct fts__shared *s, const char *path, const struct fts__head *id,
-		       uint64_t counter_now, char *why, size_t len);
+		       const cpu_set_t *need, uint64_t counter_now, char *why, size_t len);
 /* The structural checks alone, for a header over a file of size bytes. */
 int fts__shared_check(const struct fts__shm_head *h, size_t size, char *why, size_t len);
 /* c: a view of the region at map + FTS__SHM_HEAD (checked by fts__shared_check). */

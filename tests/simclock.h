@@ -27,6 +27,12 @@ struct simclock {
 	/* counter = t before fault_at; after it, cstart + (t - fault_at) * num / den */
 	uint64_t fault_at, cstart, num, den;
 	int fail;             /* realtime reads fail */
+	/* CPUs (simc_use_cpus): each CPU's counter is off the true one by cpu_off ticks;
+	 * the sampler reads on cpu (it moves there through the migrate seam), and a hand
+	 * over between two CPUs takes hop ticks. */
+	int ncpu, cpu;
+	int64_t cpu_off[8];
+	uint64_t hop;
 	char clocksource[32]; /* what the kernel's clocksource file says */
 	/* With the library's own sampler thread (simc_use_thread): it and the test take
 	 * turns, so the simulated machine is never touched by both at once. */
@@ -58,7 +64,59 @@ static inline uint64_t simc_counter(void *ctx)
 {
 	(void)ctx;
 	simc_tick();
-	return simc_counter_at(simc.t);
+	return simc_counter_at(simc.t) + (uint64_t)simc.cpu_off[simc.cpu];
+}
+
+static inline int simc_cpus(void *ctx, cpu_set_t *set)
+{
+	(void)ctx;
+	CPU_ZERO(set);
+	for (int c = 0; c < simc.ncpu; c++)
+		CPU_SET(c, set);
+	return 0;
+}
+
+static inline int simc_migrate(void *ctx, int cpu)
+{
+	(void)ctx;
+	if (cpu < 0 || cpu >= simc.ncpu)
+		return -EINVAL;
+	simc.cpu = cpu;
+	simc.t += 26000;   /* 10 us */
+	return 0;
+}
+
+/* The warp test on the simulated CPUs: each hand-over from the first CPU to CPU j
+ * arrives hop ticks later, so the least differences are hop +- their offset. */
+static inline int simc_warp(void *ctx, const cpu_set_t *cpus, struct fts__warp *w)
+{
+	int first = -1;
+	(void)ctx;
+	*w = (struct fts__warp){ .worst_cpu = -1 };
+	for (int c = 0; c < simc.ncpu; c++) {
+		if (!CPU_ISSET(c, cpus))
+			continue;
+		w->cpus++;
+		if (first < 0) {
+			first = c;
+			continue;
+		}
+		int64_t d = simc.cpu_off[c] - simc.cpu_off[first];
+		int64_t least[2] = { (int64_t)simc.hop - d, (int64_t)simc.hop + d };
+		w->pairs++;
+		w->rtt = 2 * simc.hop > w->rtt ? 2 * simc.hop : w->rtt;
+		for (int i = 0; i < 2; i++) {
+			uint64_t back = least[i] < 0 ? (uint64_t)-least[i] : 0;
+			uint64_t far = least[i] < 0 ? back : (uint64_t)least[i];
+			if (back > w->warp) {
+				w->warp = back;
+				w->worst_cpu = c;
+			}
+			w->spread = far > w->spread ? far : w->spread;
+		}
+	}
+	simc.t += 520000;   /* 200 us */
+	return 0;
 }
 
 static inline int simc_realtime(void *ctx, int64_t *ns)
@@ -277,6 +335,28 @@ static inline void simc_counter_fault(uint64_t start, uint64_t num, uint64_t den
 	simc.cstart = start;
 	simc.num = num;
 	simc.den = den;
+}
+
+/* A machine of ncpu CPUs whose kernel keeps time with a clock computed from the
+ * counter (kvm-clock): the counter is proven across them, and the sampler moves
+ * between them. No sampler thread: fts__clock_round() is its round. */
+static inline void simc_use_cpus(uint64_t seed, int ncpu)
+{
+	struct fts__source s = { .counter = simc_counter, .realtime = simc_realtime,
+				 .clocks = simc_clocks, .sleep = simc_sleep,
+				 .clocksource = simc_clocksource, .cpus = simc_cpus,
+				 .warp = simc_warp, .migrate = simc_migrate,
+				 .relation = FTS__CS_FROM_COUNTER, .ctx = &simc, .no_thread = 1 };
+	simc_use(seed, 0);
+	simc.ncpu = ncpu;
+	simc.hop = 260;   /* 100 ns */
+	fts__clock_set_source(&s);
+}
+
+/* What a stamp taken now on cpu holds. */
+static inline fast_timestamp_t simc_stamp_on(int cpu)
+{
+	return simc_counter_at(simc.t) + (uint64_t)simc.cpu_off[cpu];
 }
 
 /* What a stamp taken now holds, and what the wall clock reads now. */

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -256,6 +258,12 @@ static int child_no_thread(void)
 		printf("SKIP: no counter in use, so no sampler thread\n");
 		return 77;
 	}
+	/* Where the counter needs its proof across CPUs (kvm-clock), it is done while
+	 * threads can still be had: this child tests the sampler's absence. */
+	if (fts__clock_prove() < 0) {
+		printf("the warp test could not run\n");
+		return 1;
+	}
 	/* As root, RLIMIT_NPROC binds only another user: become one that runs nothing. */
 	if (getuid() == 0 && (setgid(65534) || setuid(65534))) {
 		printf("SKIP: cannot drop to uid 65534: %s\n", strerror(errno));
@@ -314,6 +322,92 @@ static void no_thread(void **unused)
 	expect_child("no-thread", 60);
 }
 
+/* Where the counter needs the warp test (kvm-clock) and no thread can be had for it:
+ * new stamps are clock readings, a counter stamp stored before cannot be converted
+ * (EAGAIN: its CPU's offset is unknown) until the test runs, retried after 1 s. */
+static int child_no_thread_proof(void)
+{
+	struct rlimit one, was;
+	struct fts_info in = { .size = sizeof(in) };
+	fast_timestamp_t before, after;
+	pthread_t t;
+	int64_t ns, err, end;
+	int rc;
+
+	if (!fts__store_counter || fts__clock_skew_ns() != 0) {
+		printf("SKIP: no counter in use\n");
+		return 77;
+	}
+	fts_get_info(&in);
+	if (strncmp(in.proof, "pending", 7)) {
+		printf("SKIP: the counter needs no proof across CPUs here (%s), and this "
+		       "process could not be shown kvm-clock\n", in.proof);
+		return 77;
+	}
+	store_fast_timestamp(&before);
+	if (getuid() == 0 && (setgid(65534) || setuid(65534))) {
+		printf("SKIP: cannot drop to uid 65534: %s\n", strerror(errno));
+		return 77;
+	}
+	getrlimit(RLIMIT_NPROC, &was);
+	one = (struct rlimit){ 1, was.rlim_max };
+	if (setrlimit(RLIMIT_NPROC, &one) || pthread_create(&t, NULL, nothing, NULL) == 0) {
+		printf("SKIP: cannot make thread creation fail with RLIMIT_NPROC here\n");
+		return 77;
+	}
+	rc = fts_convert(&before, &ns, &err) < 0 ? errno : 0;
+	store_fast_timestamp(&after);
+	fts_get_info(&in);
+	printf("no thread for the warp test: convert: %s, new stamps %s; %s\n", strerror(rc),
+	       after & FTS_STAMP_CLOCK_TAG ? "clock readings" : "counter", in.proof);
+	if (rc != EAGAIN || !(after & FTS_STAMP_CLOCK_TAG) || in.cpu_skew_ns != -1)
+		return 1;
+	/* threads again: the test runs at the next conversion after its retry time */
+	was.rlim_cur = was.rlim_max;
+	setrlimit(RLIMIT_NPROC, &was);
+	end = now(CLOCK_MONOTONIC) + 3000000000;
+	while ((rc = fts_convert(&before, &ns, &err)) < 0 && now(CLOCK_MONOTONIC) < end)
+		usleep(50000);
+	store_fast_timestamp(&after);
+	fts_get_info(&in);
+	printf("threads again: convert %d, new stamps %s; %s\n", rc,
+	       after & FTS_STAMP_CLOCK_TAG ? "clock readings" : "counter", in.proof);
+	return rc == 0 && !(after & FTS_STAMP_CLOCK_TAG) && in.cpu_skew_ns == 0 ? 0 : 1;
+}
+
+/* Run as if the kernel kept time with kvm-clock, whatever it keeps time with: in a
+ * mount namespace of its own, a file saying so is bound over the clocksource's, and
+ * the program starts again there (the library reads it as it loads). Root only. */
+static int as_kvm_clock(char **argv)
+{
+	static const char cs[] = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
+	char path[] = "/tmp/fts-cs.XXXXXX";
+	int fd;
+
+	if (getenv("FTS_AS_KVM_CLOCK"))
+		return 0;   /* there already */
+	if (geteuid() != 0 || unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return 0;   /* not root: the machine's own clocksource */
+	if ((fd = mkstemp(path)) < 0 || write(fd, "kvm-clock\n", 10) != 10 ||
+	    mount(path, cs, NULL, MS_BIND, NULL) < 0) {
+		printf("as kvm-clock: %s\n", strerror(errno));
+		return 1;
+	}
+	close(fd);
+	unlink(path);
+	setenv("FTS_AS_KVM_CLOCK", "1", 1);
+	execv("/proc/self/exe", argv);
+	printf("as kvm-clock: exec: %s\n", strerror(errno));
+	return 1;
+}
+
+static void no_thread_for_proof(void **unused)
+{
+	(void)unused;
+	expect_child("no-thread-proof", 60);
+}
+
 /* ---- fts_get_info and the size of the caller's struct ----------------------------- */
 
 static void info_sizes(void **unused)
@@ -354,6 +448,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(signal_flood),
 		cmocka_unit_test(sampler_takes_no_signals),
 		cmocka_unit_test(no_thread),
+		cmocka_unit_test(no_thread_for_proof),
 		cmocka_unit_test(fork_while_converting),
 	};
 
@@ -366,5 +461,7 @@ int main(int argc, char **argv)
 		return child_sampler_signals();
 	if (argc == 2 && !strcmp(argv[1], "no-thread"))
 		return child_no_thread();
+	if (argc == 2 && !strcmp(argv[1], "no-thread-proof"))
+		return as_kvm_clock(argv) ? 1 : child_no_thread_proof();
 	return fts_test_run(tests, argc, argv);
 }

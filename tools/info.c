@@ -46,6 +46,7 @@ int fts_tool_info(int argc, char **argv)
 		printf("frequency:     %.6f MHz\n", (double)in.counter_hz / 1e6);
 	printf("freq source:   %s\n", in.freq_source);
 	printf("clocksource:   %s\n", in.clocksource[0] ? in.clocksource : "(unreadable)");
+	printf("across CPUs:   %s%s\n", in.proof, in.cpu_skew_ns > 0 ? "; bounds widened for it" : "");
 	printf("cpu flags:     %s\n", in.cpu_flags[0] ? in.cpu_flags : "(none)");
 	if (!in.history_source[0])
 		printf("history:       none yet (the first conversion uses the shared one if it "

@@ -1,0 +1,197 @@
+/* test_cpus.c - the counter across CPUs, on a simulated machine whose kernel keeps time
+ * with a clock computed from the counter (kvm-clock): offsets between the CPUs'
+ * counters of 2 us, 100 us and 10 ms, forward and back, present when the process
+ * starts (the warp test finds them) or appearing while it runs (the sampler, moving
+ * between CPUs, finds them against CLOCK_MONOTONIC_RAW). Every stamp's bound must
+ * cover the truth, except for stamps taken on the CPU whose counter moved, between
+ * the move and the sample that finds it: the detection window, measured here. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "testmain.h"
+
+#include "faststamp.h"
+#include "simclock.h"
+
+#define NCPU 2
+#define MAXSTAMPS 8000
+#define ROUND_NS 100e6L   /* the sampler's period */
+
+static struct {
+	size_t n;
+	fast_timestamp_t s[MAXSTAMPS];
+	int64_t truth[MAXSTAMPS];
+	uint64_t t[MAXSTAMPS];
+	int cpu[MAXSTAMPS];
+} st;
+
+/* A stamp on cpu now: the counter there while new stamps use it, else the clock. */
+static void stamp_on(int cpu)
+{
+	if (st.n == MAXSTAMPS)
+		return;
+	st.truth[st.n] = sim_truth(&simc.rt, simc.t);
+	st.s[st.n] = __atomic_load_n(&fts__store_counter, __ATOMIC_RELAXED)
+			     ? simc_stamp_on(cpu)
+			     : ((uint64_t)st.truth[st.n] & ~FTS_STAMP_CLOCK_TAG) | FTS_STAMP_CLOCK_TAG;
+	st.t[st.n] = simc.t;
+	st.cpu[st.n] = cpu;
+	st.n++;
+}
+
+static int faulted(void)
+{
+	struct fts__clock_state cs;
+	fts__clock_state(&cs);
+	return cs.faulted;
+}
+
+/* ns of true time with a stamp every ms on each CPU in turn and a sampler round every
+ * 100 ms; at `at` ns (if >= 0) CPU 1's counter moves by off ticks, at true tick
+ * *moved. Returns the true ticks from the move to the round that found it (0: not
+ * found). */
+static uint64_t run(long double ns, long double at, int64_t off, uint64_t *moved_at)
+{
+	uint64_t moved = 0, found = 0;
+	long double since = 0;
+
+	for (long double t = 0; t < ns; t += 1e6L) {
+		if (at >= 0 && t >= at && !moved) {
+			simc.cpu_off[1] += off;
+			moved = simc.t;
+			if (moved_at)
+				*moved_at = moved;
+		}
+		stamp_on((int)(st.n % NCPU));
+		simc_advance(1e6L);
+		if ((since += 1e6L) >= ROUND_NS) {
+			since = 0;
+			fts__clock_round();
+			if (moved && !found && faulted())
+				found = simc.t;
+		}
+	}
+	return found ? found - moved : 0;
+}
+
+/* Every stamp converts, and its bound covers its truth; stamps on CPU 1 in [from, to)
+ * true ticks are not judged. Returns the widest bound. */
+static int64_t judge(const char *what, uint64_t from, uint64_t to)
+{
+	size_t uncovered = 0, judged = 0;
+	int64_t widest = 0;
+
+	for (size_t i = 0; i < st.n; i++) {
+		int64_t ns, err, miss;
+		assert_int_equal(fts_convert(&st.s[i], &ns, &err), 0);
+		if (st.cpu[i] == 1 && st.t[i] >= from && st.t[i] < to)
+			continue;
+		judged++;
+		miss = ns > st.truth[i] ? ns - st.truth[i] : st.truth[i] - ns;
+		widest = err > widest ? err : widest;
+		if (miss > err && uncovered++ < 5)
+			print_message("  miss: stamp %zu on CPU %d: est %lld err %lld truth %lld\n", i,
+				      st.cpu[i], (long long)ns, (long long)err, (long long)st.truth[i]);
+	}
+	print_message("%-34s %zu stamps judged, %zu uncovered, widest bound %lld ns\n", what,
+		      judged, uncovered, (long long)widest);
+	assert_int_equal(uncovered, 0);
+	return widest;
+}
+
+static const int64_t offsets_ns[] = { 2000, -2000, 100000, -100000, 10000000, -10000000 };
+
+/* Offsets there when the process starts: stamps stored before the first conversion
+ * (the warp test runs then) keep a bound that covers the offset; new stamps use the
+ * clock. */
+static void offsets_at_start(void **unused)
+{
+	(void)unused;
+	for (size_t k = 0; k < sizeof(offsets_ns) / sizeof(offsets_ns[0]); k++) {
+		struct fts__clock_state cs;
+		char what[64];
+		int64_t widest;
+
+		simc_use_cpus(10 + k, NCPU);
+		st.n = 0;
+		simc.cpu_off[1] = (int64_t)(offsets_ns[k] * 2.6L);
+		run(50e6L, -1, 0, NULL);   /* stamps before any conversion */
+		assert_int_equal(fts_clock_start(), 0);
+		fts__clock_state(&cs);
+		print_message("%+lld ns: %s; skew %lld ns\n", (long long)offsets_ns[k], cs.proof,
+			      (long long)cs.skew_ns);
+		assert_non_null(strstr(cs.proof, "warp found"));
+		assert_int_equal(__atomic_load_n(&fts__store_counter, __ATOMIC_RELAXED), 0);
+		/* the bound covers the offset, and little more */
+		assert_true(cs.skew_ns >= llabs(offsets_ns[k]) &&
+			    cs.skew_ns <= llabs(offsets_ns[k]) + 1000);
+		run(1e9L, -1, 0, NULL);
+		snprintf(what, sizeof(what), "offset %+lld ns at start", (long long)offsets_ns[k]);
+		widest = judge(what, 0, 0);
+		assert_true(widest >= llabs(offsets_ns[k]));
+	}
+	simc_stop_thread();
+}
+
+/* Offsets that appear while the process runs: found by a sample on the CPU that moved,
+ * within one round per CPU; until then its stamps may be wrong (the window). */
+static void offsets_mid_run(void **unused)
+{
+	(void)unused;
+	for (size_t k = 0; k < sizeof(offsets_ns) / sizeof(offsets_ns[0]); k++) {
+		struct fts__clock_state cs;
+		char what[64];
+		uint64_t window, moved;
+
+		simc_use_cpus(20 + k, NCPU);
+		st.n = 0;
+		assert_int_equal(fts_clock_start(), 0);
+		fts__clock_state(&cs);
+		assert_non_null(strstr(cs.proof, "proven"));
+		assert_int_equal(cs.skew_ns, 0);
+		run(2e9L, -1, 0, NULL);
+		assert_false(faulted());
+		window = run(2e9L, 0.55e9L, (int64_t)(offsets_ns[k] * 2.6L), &moved);
+		fts__clock_state(&cs);
+		print_message("%+lld ns on CPU 1 after 2.55 s: found %.1f ms later: %s\n",
+			      (long long)offsets_ns[k], (double)window / 2.6e6, cs.fault);
+		/* found, within a round per CPU */
+		assert_true(window > 0);
+		assert_true(window <= (uint64_t)(NCPU * ROUND_NS * 2.6L) + 2600000);
+		assert_int_equal(__atomic_load_n(&fts__store_counter, __ATOMIC_RELAXED), 0);
+		snprintf(what, sizeof(what), "offset %+lld ns mid-run", (long long)offsets_ns[k]);
+		judge(what, moved, moved + window);
+	}
+	simc_stop_thread();
+}
+
+/* Without offsets the sampler visits every CPU and finds nothing. */
+static void no_offset_no_fault(void **unused)
+{
+	(void)unused;
+	simc_use_cpus(30, NCPU);
+	st.n = 0;
+	assert_int_equal(fts_clock_start(), 0);
+	simc_slew(50);   /* a slew moves the wall clock, not the counter against RAW */
+	run(3e9L, -1, 0, NULL);
+	assert_false(faulted());
+	assert_int_equal(__atomic_load_n(&fts__store_counter, __ATOMIC_RELAXED),
+			 fts__backend_choice()->store_counter);
+	judge("no offset, 50 ppm slew", 0, 0);
+	simc_stop_thread();
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(offsets_at_start),
+		cmocka_unit_test(offsets_mid_run),
+		cmocka_unit_test(no_offset_no_fault),
+	};
+	return fts_test_run(tests, argc, argv);
+}
