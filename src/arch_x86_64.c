@@ -111,8 +111,8 @@ void fts__tsc_decide(struct fts__arch *a, int invariant, const char *clocksource
 			 "proven across CPUs by faststamp", clocksource);
 	else
 		snprintf(a->reason, sizeof(a->reason),
-			 "kernel clocksource is %s, not computed from the TSC: the kernel found "
-			 "the TSC wanting", clocksource);
+			 "kernel clocksource is %s, neither the TSC nor computed from it "
+			 "(FASTSTAMP_BACKEND=tsc forces the TSC, proven across CPUs)", clocksource);
 	a->usable = invariant && clocksource && a->relation != FTS__CS_OTHER;
 }
 

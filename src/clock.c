@@ -53,7 +53,9 @@ static int line_run(const struct fts__line *seg, const fast_timestamp_t *stamps,
 /* Convert stamps[0..n) into ns/err (err may be NULL) with the process clock's
  * histories (fts__clock_view): the one in use, and the one used before it, if any.
  * fresh, if not NULL, is a clock read after every stamp (fts__clock_fresh), for those
- * past the newest sample. -EAGAIN when a history another process writes kept moving. */
+ * past the newest sample. -EAGAIN when a history another process writes kept moving;
+ * -ESTALE for a counter stamp with no history in view (another thread left the shared
+ * one and is making the process's). */
 static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
 			const struct fts__line *fresh)
 {
@@ -67,7 +69,7 @@ static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, i
 	if (!v.cur) {   /* no history yet: only tagged stamps can be converted */
 		for (size_t i = 0; i < n; i++) {
 			if (!(stamps[i] & FTS_STAMP_CLOCK_TAG))
-				return -EAGAIN;
+				return -ESTALE;
 			ns[i] = clock_stamp_ns(stamps[i]);
 			if (err)
 				err[i] = 0;
@@ -181,11 +183,15 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 		rc = convert_many(stamps, n, ns, err, have_fresh ? &fresh : NULL);
 		if (rc == 0 && have_counter)
 			rc = add_skew(stamps, n, err);
-		/* a shared history that kept moving: the clock leaves it (fts__clock_view) */
+		/* No history in view: another thread left the shared one after prepare(), and
+		 * prepare() again waits for the process's. A shared history that kept moving:
+		 * the clock leaves it (fts__clock_view). */
+		if (rc == -ESTALE)
+			continue;
 		if (rc != -EAGAIN || !fts__clock_leave_shared("its state kept changing under a read"))
 			return rc;
 	}
-	return rc;
+	return rc == -ESTALE ? -EAGAIN : rc;
 }
 
 int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)

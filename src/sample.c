@@ -84,6 +84,7 @@ struct psample {
 	int64_t rt;
 	uint64_t hb, ha;        /* the counter around the health reads */
 	struct fts__clocks clk;
+	int cpu;                /* the CPU it was taken on, -1: not known */
 };
 
 static uint64_t hw_counter(void *ctx)
@@ -188,6 +189,7 @@ static struct proof {
 	struct fts__warp w;
 	cpu_set_t cpus;          /* the CPUs it was run on, which the sampler visits */
 	int cpu;                 /* the CPU the sampler moved to last, -1: none */
+	pthread_t mover;         /* the thread that moved there */
 	uint64_t bracket;        /* ticks: a sample's bracket when it ran */
 	int64_t retry_at, retry_gap;   /* PROOF_NO_RUN: the next try, CLOCK_MONOTONIC ns */
 	char text[200];
@@ -195,6 +197,7 @@ static struct proof {
 static int64_t skew_ns;      /* fts__clock_skew_ns(); read without the lock */
 
 static int needs_proof(void);
+static enum fts__relation relation(void);
 
 /* With lock held: the proof as the source starts, needed or not. */
 static void proof_reset(void)
@@ -203,7 +206,8 @@ static void proof_reset(void)
 	proof.state = needs_proof() ? PROOF_PENDING : PROOF_NONE;
 	snprintf(proof.text, sizeof(proof.text), "%s",
 		 proof.state == PROOF_PENDING ? "pending: the warp test runs at the first calibration"
-					      : "not needed: the kernel keeps time with the counter");
+		 : relation() == FTS__CS_IS_COUNTER ? "not needed: the kernel keeps time with the counter"
+						   : "not needed: new stamps are clock readings");
 	__atomic_store_n(&skew_ns, 0, __ATOMIC_RELAXED);
 }
 
@@ -329,16 +333,23 @@ static void skew_update_locked(void)
 }
 
 /* With lock held, in the sampler: move to the next CPU the counter was proven on. */
+static int move_locked(int cpu)
+{
+	if ((src.migrate ? src.migrate : hw_migrate)(src.ctx, cpu) < 0)
+		return -1;
+	proof.cpu = cpu;
+	proof.mover = pthread_self();
+	return 0;
+}
+
 static void next_cpu_locked(void)
 {
 	if (proof.state != PROOF_DONE || CPU_COUNT(&proof.cpus) < 2)
 		return;
 	for (int i = 1; i <= CPU_SETSIZE; i++) {
 		int cpu = (proof.cpu + i + CPU_SETSIZE) % CPU_SETSIZE;
-		if (CPU_ISSET(cpu, &proof.cpus) && (src.migrate ? src.migrate : hw_migrate)(src.ctx, cpu) == 0) {
-			proof.cpu = cpu;
+		if (CPU_ISSET(cpu, &proof.cpus) && move_locked(cpu) == 0)
 			return;
-		}
 	}
 }
 
@@ -352,6 +363,7 @@ static int take(struct psample *s)
 	s->b = r.b;
 	s->a = r.a;
 	s->rt = r.ns;
+	s->cpu = proof.cpu >= 0 && pthread_equal(proof.mover, pthread_self()) ? proof.cpu : -1;
 	s->hb = src.counter(src.ctx);
 	rc = src.clocks(src.ctx, &s->clk);
 	s->ha = src.counter(src.ctx);
@@ -372,13 +384,13 @@ static long double ns_of(uint64_t ticks)
 }
 
 /* With lock held: " on CPU n" where the sampler moves between CPUs. */
-static const char *cpu_note(void)
+static const char *cpu_note(const struct psample *s)
 {
 	static char note[24];
 
-	if (proof.cpu < 0 || proof.state != PROOF_DONE)
+	if (s->cpu < 0 || proof.state != PROOF_DONE)
 		return "";
-	snprintf(note, sizeof(note), " on CPU %d", proof.cpu);
+	snprintf(note, sizeof(note), " on CPU %d", s->cpu);
 	return note;
 }
 
@@ -389,10 +401,9 @@ struct seen {
 };
 
 /* Judge s against the previous sample (see the top of the file). */
-static enum verdict check(const struct psample *s, struct seen *e)
+static enum verdict check(const struct psample *s, struct seen *e, char *why, size_t len)
 {
 	long double ws, wl, npt, noise, dsusp, dstep, dc, draw;
-	char why[128];
 	int ran_on = 0;
 
 	*e = (struct seen){ 0 };
@@ -401,9 +412,8 @@ static enum verdict check(const struct psample *s, struct seen *e)
 		return HEALTHY;
 	}
 	if (s->b < last.a) {
-		snprintf(why, sizeof(why), "counter went backwards by %llu ticks",
+		snprintf(why, len, "counter went backwards by %llu ticks",
 			 (unsigned long long)(last.a - s->b));
-		fault(why);
 		return FAULT_DROP;
 	}
 	ws = (long double)(s->ha - s->hb);
@@ -424,14 +434,11 @@ static enum verdict check(const struct psample *s, struct seen *e)
 		if (fabsl(dc - expect) > tol) {
 			long double most = (draw + dsusp + SUSPEND_SLACK_NS) * ticks_per_ns;
 			if (!suspended || dc < expect || dc > most + tol) {
-				snprintf(why, sizeof(why), "counter left its rate against "
+				snprintf(why, len, "counter left its rate against "
 					 "CLOCK_MONOTONIC_RAW by %.0f ppm%s",
 					 (double)(expect > 0 ? (dc - expect) / expect * 1e6L : dc),
-					 cpu_note());
-				fault(why);
-				/* where the counter is proven across CPUs, the sample's CPU is
-				 * the one found wanting: it stays out of the history */
-				return proof.state < PROOF_PENDING ? FAULT_KEEP : FAULT_DROP;
+					 cpu_note(s));
+				return FAULT_KEEP;
 			}
 			ran_on = 1;   /* it counted through the suspend */
 		}
@@ -439,11 +446,10 @@ static enum verdict check(const struct psample *s, struct seen *e)
 		      OFFSET_SLACK_NS * ticks_per_ns;
 		if (!ran_on && !suspended && proof.state >= PROOF_PENDING &&
 		    relation() == FTS__CS_FROM_COUNTER && fabsl(dc - expect) > tol) {
-			snprintf(why, sizeof(why), "counter moved %.0f ns against "
+			snprintf(why, len, "counter moved %.0f ns against "
 				 "CLOCK_MONOTONIC_RAW%s", (double)((dc - expect) / ticks_per_ns),
-				 cpu_note());
-			fault(why);
-			return FAULT_DROP;
+				 cpu_note(s));
+			return FAULT_KEEP;
 		}
 	}
 	e->suspend = dsusp > SUSPEND_MIN_NS + noise;
@@ -553,7 +559,8 @@ static int sample_locked(const char *why)
 	struct psample s;
 	struct seen e;
 	enum verdict v;
-	int rc;
+	char found[128];
+	int rc, brk, off;
 
 	if (faulted)
 		return -EIO;
@@ -565,15 +572,32 @@ static int sample_locked(const char *why)
 	}
 	if ((rc = take(&s)) < 0)
 		return rc;
-	v = check(&s, &e);
+	v = check(&s, &e, found, sizeof(found));
+	off = v != HEALTHY;
+	/* Found off just after the sampler moved to another CPU, the counter may be off on
+	 * that CPU alone: a sample back on the CPU before tells. Healthy, it is the one the
+	 * history takes, and the other stays out (the stamps taken on the CPU found wanting
+	 * since it went off are the detection window's, see faststamp.h); faulty too, the
+	 * counter jumped on both, and the sample back joins the history as a break. With no
+	 * sample back, the history ends where it was. */
+	if (v == FAULT_KEEP && s.cpu >= 0 && last.cpu >= 0 && s.cpu != last.cpu) {
+		struct psample back;
+		char wb[sizeof(found)];
+
+		v = FAULT_DROP;
+		if (move_locked(last.cpu) == 0 && take(&back) == 0 &&
+		    (v = check(&back, &e, wb, sizeof(wb))) != FAULT_DROP)
+			s = back;
+	}
 	skew_update_locked();
 	/* The sampler saw the step (or the sleep, which steps the wall clock against a
-	 * counter that stopped or ran on): the history is told, and need not guess. */
-	if (v != FAULT_DROP &&
-	    fts__calib_add_sample(hist, s.b, s.rt, s.a, e.step || e.suspend) < 0 && v == HEALTHY)
+	 * counter that stopped or ran on): the history is told, and need not guess. A
+	 * counter that jumped the history finds itself (calib.c, rule 3). */
+	brk = e.step || e.suspend;
+	if (v != FAULT_DROP && fts__calib_add_sample(hist, s.b, s.rt, s.a, brk) < 0 && v == HEALTHY)
 		return -EAGAIN;
 	if (v != FAULT_DROP)
-		record_sample(&s, e.step || e.suspend ? FTS__SAMPLE_STEP : 0);
+		record_sample(&s, brk ? FTS__SAMPLE_STEP : 0);
 	if (e.step)
 		record_event(FTS__EV_STEP, &s, e.step_ns, "the wall clock was set");
 	if (e.suspend)
@@ -581,7 +605,9 @@ static int sample_locked(const char *why)
 	last = s;
 	have_last = 1;
 	__atomic_store_n(&taken, taken + 1, __ATOMIC_RELAXED);
-	if (v == HEALTHY && why)
+	if (off)
+		fault(found);
+	else if (why)
 		fault(why);
 	if (faulted)
 		record_event(FTS__EV_FAULT, &s, 0, fault_reason);
@@ -1159,8 +1185,12 @@ void fts__clock_state(struct fts__clock_state *st)
 	st->suspends = suspends_seen;
 	st->ambiguous_ns = ambiguous_ns;
 	proof_reset_once();
-	snprintf(st->proof, sizeof(st->proof), "%s", proof.text);
-	st->skew_ns = skew_ns;
+	if (attached && shared.head->proof == FTS__SHM_PROOF_PROVEN)
+		snprintf(st->proof, sizeof(st->proof), "proven by the machine's history's publisher "
+			 "(faststamp serve, pid %d)", (int)shared.head->pid);
+	else
+		snprintf(st->proof, sizeof(st->proof), "%s", proof.text);
+	st->skew_ns = fts__clock_skew_ns();
 	pthread_mutex_unlock(&lock);
 }
 

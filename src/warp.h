@@ -20,8 +20,9 @@ struct fts__warp {
 
 /* Run the warp test with read (an ordered counter read, called on pinned threads
  * with ctx) over the CPUs in cpus. CPUs a thread cannot be pinned to are left out.
- * 0; -EAGAIN when a pair could not hand over often enough to judge (its vCPUs kept
- * being preempted); or a negative errno from pthread_create. */
+ * A pair takes 50 ms at most where it can hand over 16 times by then, 1 s where it
+ * cannot (a loaded machine). 0; -EAGAIN when a pair could not hand over 16 times in
+ * 1 s (its vCPUs kept being preempted); or a negative errno from pthread_create. */
 int fts__warp_measure(uint64_t (*read)(void *), void *ctx, const cpu_set_t *cpus,
 		      struct fts__warp *w);
 

@@ -2,7 +2,8 @@
  * with a clock computed from the counter (kvm-clock): offsets between the CPUs'
  * counters of 2 us, 100 us and 10 ms, forward and back, present when the process
  * starts (the warp test finds them) or appearing while it runs (the sampler, moving
- * between CPUs, finds them against CLOCK_MONOTONIC_RAW). Every stamp's bound must
+ * between CPUs, finds them against CLOCK_MONOTONIC_RAW), and jumps of every CPU's
+ * counter at once. Every stamp's bound must
  * cover the truth, except for stamps taken on the CPU whose counter moved, between
  * the move and the sample that finds it: the detection window, measured here. */
 #include <errno.h>
@@ -51,10 +52,12 @@ static int faulted(void)
 	return cs.faulted;
 }
 
+static int move_all;   /* run() moves every CPU's counter, not CPU 1's alone */
+
 /* ns of true time with a stamp every ms on each CPU in turn and a sampler round every
- * 100 ms; at `at` ns (if >= 0) CPU 1's counter moves by off ticks, at true tick
- * *moved. Returns the true ticks from the move to the round that found it (0: not
- * found). */
+ * 100 ms; at `at` ns (if >= 0) CPU 1's counter (every CPU's, with move_all) moves by
+ * off ticks, at true tick *moved. Returns the true ticks from the move to the round
+ * that found it (0: not found). */
 static uint64_t run(long double ns, long double at, int64_t off, uint64_t *moved_at)
 {
 	uint64_t moved = 0, found = 0;
@@ -62,7 +65,8 @@ static uint64_t run(long double ns, long double at, int64_t off, uint64_t *moved
 
 	for (long double t = 0; t < ns; t += 1e6L) {
 		if (at >= 0 && t >= at && !moved) {
-			simc.cpu_off[1] += off;
+			for (int c = move_all ? 0 : 1; c < NCPU; c++)
+				simc.cpu_off[c] += off;
 			moved = simc.t;
 			if (moved_at)
 				*moved_at = moved;
@@ -170,6 +174,38 @@ static void offsets_mid_run(void **unused)
 	simc_stop_thread();
 }
 
+/* A jump of the counter on every CPU at once (a hypervisor that moved the machine): the
+ * sampler finds it on the CPU it moved to, and again on the one before, so the
+ * interval is a break in the history and every stamp keeps a bound that covers it. */
+static void jump_on_every_cpu(void **unused)
+{
+	(void)unused;
+	move_all = 1;
+	for (size_t k = 0; k < sizeof(offsets_ns) / sizeof(offsets_ns[0]); k++) {
+		struct fts__clock_state cs;
+		char what[64];
+		uint64_t window, moved;
+		int64_t widest;
+
+		if (offsets_ns[k] < 0)
+			continue;   /* a counter set back repeats earlier values: no bound can tell */
+		simc_use_cpus(40 + k, NCPU);
+		st.n = 0;
+		assert_int_equal(fts_clock_start(), 0);
+		run(2e9L, -1, 0, NULL);
+		window = run(2e9L, 0.55e9L, (int64_t)(offsets_ns[k] * 2.6L), &moved);
+		fts__clock_state(&cs);
+		print_message("%+lld ns on every CPU: found %.1f ms later: %s\n",
+			      (long long)offsets_ns[k], (double)window / 2.6e6, cs.fault);
+		assert_true(window > 0);
+		snprintf(what, sizeof(what), "jump %+lld ns on every CPU", (long long)offsets_ns[k]);
+		widest = judge(what, 0, 0);
+		assert_true(widest >= offsets_ns[k] / 2);   /* the break: either side of it */
+	}
+	move_all = 0;
+	simc_stop_thread();
+}
+
 /* Without offsets the sampler visits every CPU and finds nothing. */
 static void no_offset_no_fault(void **unused)
 {
@@ -191,6 +227,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(offsets_at_start),
 		cmocka_unit_test(offsets_mid_run),
+		cmocka_unit_test(jump_on_every_cpu),
 		cmocka_unit_test(no_offset_no_fault),
 	};
 	return fts_test_run(tests, argc, argv);

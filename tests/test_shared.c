@@ -236,6 +236,7 @@ static volatile int storm_stop;
 
 struct storm {
 	size_t conversions, failed, uncovered;
+	int why;   /* the last failure's errno */
 };
 
 static void *storm(void *arg)
@@ -247,6 +248,7 @@ static void *storm(void *arg)
 		fts__sbracket_take(&b);
 		if (fts_convert(&b.s, &ns, &err) < 0) {
 			s->failed++;
+			s->why = errno;
 			continue;
 		}
 		s->conversions++;
@@ -297,9 +299,10 @@ static int kill9_child(void)
 		uncovered += fts__sbracket_miss(&kept[i], ns) > err;
 		checked++;
 	}
-	printf("kill -9 in a storm: %zu conversions, %zu failed, %zu uncovered; %zu kept "
+	printf("kill -9 in a storm: %zu conversions, %zu failed (%s), %zu uncovered; %zu kept "
 	       "stamps again: %zu uncovered; history %s before, %s after (%s)\n",
 	       s[0].conversions + s[1].conversions, s[0].failed + s[1].failed,
+	       s[0].why || s[1].why ? strerror(s[0].why ? s[0].why : s[1].why) : "none",
 	       s[0].uncovered + s[1].uncovered, checked, uncovered, before, in.history_source,
 	       in.history_note);
 	unserve(svc);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Release build with -Werror; the whole CTest suite.
 set -euo pipefail
+. "$FTS_TOP/scripts/lib/counter-env"
 b=$FTS_OUT/build
 cmake -S "$FTS_TOP" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFASTSTAMP_WERROR=ON
 cmake --build "$b" -j"$(nproc)"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 set -euo pipefail
+. "$FTS_TOP/scripts/lib/counter-env"
 b=$FTS_OUT/build-asan
 cmake -S "$FTS_TOP" -B "$b" -DCMAKE_BUILD_TYPE=Debug -DFASTSTAMP_WERROR=ON -DFASTSTAMP_SANITIZE=ON
 cmake --build "$b" -j"$(nproc)"

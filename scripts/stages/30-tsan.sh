@@ -4,6 +4,7 @@
 # die_after_fork=0: the fork test's children start the sampler thread (TSan does not
 # follow a multi-threaded fork by default).
 set -euo pipefail
+. "$FTS_TOP/scripts/lib/counter-env"
 b=$FTS_OUT/build-tsan
 CC=clang cmake -S "$FTS_TOP" -B "$b" -DCMAKE_BUILD_TYPE=Debug -DFASTSTAMP_WERROR=ON -DFASTSTAMP_TSAN=ON
 cmake --build "$b" -j"$(nproc)"
