@@ -16,8 +16,18 @@
  *   error bound: the clock's reading at the stamp lies within ns +/- err_ns.
  *
  *   At load the library decides whether new stamps may use the counter (CPUID and the
- *   kernel's clocksource; FASTSTAMP_BACKEND). Nothing else happens until the first
- *   conversion, which finds a history to convert with:
+ *   kernel's clocksource; FASTSTAMP_BACKEND). On x86_64 that is where the kernel keeps
+ *   time with the TSC (clocksource tsc) or with a clock it computes from it (kvm-clock,
+ *   hyperv_clocksource_tsc_page, xen: most virtual machines). With those the kernel does
+ *   not compare the CPUs' TSCs, so the first calibration does: a warp test between the
+ *   first CPU and each other one (0.2-0.9 ms on 2 idle vCPUs; up to 1 s a pair on a
+ *   loaded machine). A warp wider than a sample's bracket sends new stamps to
+ *   clock_gettime and adds the offsets seen to the bounds of those taken before; later,
+ *   the sampler thread moves to the next CPU each round and an offset it finds is a
+ *   counter fault (stamps taken on that CPU since it went off, at most one round per
+ *   CPU, are not covered, nor offsets under ~0.6 us). fts_info.proof tells.
+ *   Nothing else happens until the first conversion, which finds a history to convert
+ *   with:
  *   - the machine's, when `faststamp serve` publishes one (FASTSTAMP_SHARED names its
  *     file, or 0 for none; default FTS_SHARED_PATH, /run/faststamp/clock) and it is
  *     valid: owned by root, this user or the service's user and writable by no one
