@@ -729,33 +729,29 @@ static int step_wait(int *fd, int64_t deadline)
 static void *sampler(void *arg)
 {
 	int idle = 0, fd = -1;
-	int64_t next = 0;
 	unsigned gen = (unsigned)(uintptr_t)arg;
+	/* Samples are due every period_ns on a fixed grid (a round woken late does not
+	 * push the next one back); a publisher also beats at least every
+	 * FTS__SHM_BEAT_NS. A round wakes at whichever comes first. */
+	int64_t due = 0, beat = 0;
 
 	/* Prompt wake-ups keep the span of ambiguity after a step short. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	/* A publisher samples every period_ns and beats at least every FTS__SHM_BEAT_NS:
-	 * rounds come at the shorter of the two. */
-	int64_t round_ns = period_ns < FTS__SHM_BEAT_NS ? period_ns : FTS__SHM_BEAT_NS, due = 0;
-
 	if (!src.wait) {
 		fd = step_watch_open();
-		fts__now(CLOCK_MONOTONIC, &next);
-		due = next + period_ns;
-		next += round_ns;
+		fts__now(CLOCK_MONOTONIC, &due);
+		beat = due + FTS__SHM_BEAT_NS;
+		due += period_ns;
 	}
 	for (;;) {
 		char why[128];
 		int switched, stepped = 0;
 		int64_t now = 0;
 
-		if (src.wait) {
+		if (src.wait)
 			src.wait(src.ctx, SAMPLER_PERIOD_NS);
-		} else if (!(stepped = step_wait(&fd, next))) {
-			next += round_ns;
-			if (fts__now(CLOCK_MONOTONIC, &now) == 0 && now >= next)
-				next = now + round_ns;   /* fell behind: no catching up */
-		}
+		else
+			stepped = step_wait(&fd, due < beat ? due : beat);
 		pthread_mutex_lock(&lock);
 		/* A conversion since the last round, a record to keep, or a history to
 		 * publish: not idle. */
@@ -773,11 +769,15 @@ static void *sampler(void *arg)
 			return NULL;
 		}
 		switched = switched_locked(why, sizeof(why));
-		if (src.wait || stepped || switched || fts__now(CLOCK_MONOTONIC, &now) < 0 || now >= due) {
+		if (fts__now(CLOCK_MONOTONIC, &now) < 0)
+			now = due;   /* never fails; were it to, a sample a period */
+		if (src.wait || stepped || switched || now >= due) {
 			next_cpu_locked();
 			sample_locked(switched ? why : NULL);
-			due = (now ? now : due) + period_ns;
+			if (now >= due)   /* the next on the grid; none to catch up */
+				due = now - due >= period_ns ? now + period_ns : due + period_ns;
 		}
+		beat = now + FTS__SHM_BEAT_NS;
 		if (pub.head) {
 			if (faulted)
 				fts__publisher_close(&pub, FTS__SHM_FAULTED, fault_reason);

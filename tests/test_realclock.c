@@ -17,6 +17,7 @@
 
 #include "bracket.h"
 #include "faststamp.h"
+#include "internal.h"
 
 #define N 20000
 
@@ -127,6 +128,50 @@ static void timeval_between_gettimeofday(void **state)
 	assert_true(inside * 100 >= (size_t)N * 99);
 }
 
+/* The sampler thread samples every 100 ms: over 2 s, 20 samples (+-1), and every gap
+ * between two within 10 % of 100 ms (not, say, alternating 100 and 200 ms). Watched
+ * by polling the count of samples taken every 0.5 ms while converting. */
+static void sampler_period(void **state)
+{
+	struct fts_info in = { .size = sizeof(in) };
+	int64_t t0, now, last = 0, gap_min = INT64_MAX, gap_max = 0;
+	uint64_t seen;
+	int samples = 0;
+	(void)state;
+
+	setenv("FASTSTAMP_SHARED", "0", 1);
+	assert_int_equal(fts_clock_start(), 0);
+	assert_int_equal(fts_get_info(&in), 0);
+	if (!in.sampler_running)
+		FTS_SKIP("no sampler thread (backend %s)", in.backend);
+	usleep(150000);   /* past the first samples */
+	seen = fts__clock_samples_taken();
+	fts__now(CLOCK_MONOTONIC, &t0);
+	do {
+		fast_timestamp_t s;
+		int64_t ns;
+		uint64_t n;
+
+		store_fast_timestamp(&s);
+		assert_int_equal(fts_convert(&s, &ns, NULL), 0);   /* keeps the thread busy */
+		usleep(500);
+		fts__now(CLOCK_MONOTONIC, &now);
+		if ((n = fts__clock_samples_taken()) == seen)
+			continue;
+		samples += (int)(n - seen);
+		seen = n;
+		if (last) {
+			gap_min = now - last < gap_min ? now - last : gap_min;
+			gap_max = now - last > gap_max ? now - last : gap_max;
+		}
+		last = now;
+	} while (now - t0 < 2000000000);
+	print_message("sampler: %d samples in 2 s, gaps %.1f..%.1f ms\n", samples, gap_min / 1e6,
+		      gap_max / 1e6);
+	assert_true(samples >= 19 && samples <= 21);
+	assert_true(gap_min >= 90000000 && gap_max <= 110000000);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -134,6 +179,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(after_seconds),
 		cmocka_unit_test(other_cpu),
 		cmocka_unit_test(timeval_between_gettimeofday),
+		cmocka_unit_test(sampler_period),
 	};
 	return fts_test_run(tests, argc, argv);
 }
