@@ -116,8 +116,9 @@ void fts__clock_set_source(const struct fts__source *src);
 /* Take one sample now (best of a few tries). 0 or negative errno (-EIO: the counter
  * is found faulty, or was before). */
 int fts__clock_sample(void);
-/* What the sampler thread does at each sampling round: move to the next CPU the
- * counter is proven on (where it needs the proof), then fts__clock_sample(). */
+/* What the sampler thread does at each sampling round: retry a warp test that could
+ * not run, when due; move to the next CPU the counter is proven on (where it needs
+ * the proof); then fts__clock_sample(). */
 int fts__clock_round(void);
 /* Prove the counter across CPUs now, if it needs it and is not yet (warp.h): what the
  * first calibration does first. 0, or a negative errno (the test could not run). */

@@ -643,12 +643,20 @@ int fts__clock_sample(void)
 	return rc;
 }
 
+/* With lock held: a sampler round. A warp test that could not run is retried when
+ * due; the sampler moves to the next CPU and samples there. */
+static int round_locked(const char *why)
+{
+	prove_locked();
+	next_cpu_locked();
+	return sample_locked(why);
+}
+
 int fts__clock_round(void)
 {
 	int rc;
 	pthread_mutex_lock(&lock);
-	next_cpu_locked();
-	rc = sample_locked(NULL);
+	rc = round_locked(NULL);
 	pthread_mutex_unlock(&lock);
 	return rc;
 }
@@ -772,8 +780,7 @@ static void *sampler(void *arg)
 		if (fts__now(CLOCK_MONOTONIC, &now) < 0)
 			now = due;   /* never fails; were it to, a sample a period */
 		if (src.wait || stepped || switched || now >= due) {
-			next_cpu_locked();
-			sample_locked(switched ? why : NULL);
+			round_locked(switched ? why : NULL);
 			if (now >= due)   /* the next on the grid; none to catch up */
 				due = now - due >= period_ns ? now + period_ns : due + period_ns;
 		}

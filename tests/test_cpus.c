@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "testmain.h"
@@ -206,6 +207,40 @@ static void jump_on_every_cpu(void **unused)
 	simc_stop_thread();
 }
 
+/* A warp test that could not run: new stamps use the clock, a counter stamp stored
+ * before waits (EAGAIN), and a sampler round after the retry time (1 s) runs it again:
+ * then the counter is back, and the stamp converts. */
+static void proof_retried_by_sampler(void **unused)
+{
+	struct fts__clock_state cs;
+	fast_timestamp_t early;
+	int64_t ns, err;
+	(void)unused;
+
+	simc_use_cpus(50, NCPU);
+	simc.warp_fails = 1;
+	early = simc_stamp_on(0);
+	assert_int_equal(fts_clock_start(), 0);
+	fts__clock_state(&cs);
+	assert_non_null(strstr(cs.proof, "could not run"));
+	assert_int_equal(__atomic_load_n(&fts__store_counter, __ATOMIC_RELAXED), 0);
+	assert_int_equal(fts_convert(&early, &ns, &err), -1);
+	assert_int_equal(errno, EAGAIN);
+	fts__clock_round();   /* before the retry is due: still waiting */
+	fts__clock_state(&cs);
+	assert_non_null(strstr(cs.proof, "could not run"));
+	usleep(1100000);
+	simc_advance(100e6L);
+	fts__clock_round();
+	fts__clock_state(&cs);
+	print_message("after the retry: %s\n", cs.proof);
+	assert_non_null(strstr(cs.proof, "proven"));
+	assert_int_equal(__atomic_load_n(&fts__store_counter, __ATOMIC_RELAXED),
+			 fts__backend_choice()->store_counter);
+	assert_int_equal(fts_convert(&early, &ns, &err), 0);
+	simc_stop_thread();
+}
+
 /* Without offsets the sampler visits every CPU and finds nothing. */
 static void no_offset_no_fault(void **unused)
 {
@@ -228,6 +263,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(offsets_at_start),
 		cmocka_unit_test(offsets_mid_run),
 		cmocka_unit_test(jump_on_every_cpu),
+		cmocka_unit_test(proof_retried_by_sampler),
 		cmocka_unit_test(no_offset_no_fault),
 	};
 	return fts_test_run(tests, argc, argv);
