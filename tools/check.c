@@ -198,7 +198,7 @@ int fts_tool_check(int argc, char **argv)
 	int ok = 1, quick = 0;
 
 	static const char *const names[] = { "--count", "--late", "--quick" };
-	struct fts_tool_opts opts = { "check", usage, names, 3, 2, 0 };
+	struct fts_tool_opts opts = { "check", usage, names, 3, 2, 0, 0 };
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		switch (fts_tool_opt(&opts, argc, argv, &i, &v)) {
@@ -215,6 +215,8 @@ int fts_tool_check(int argc, char **argv)
 			break;
 		case FTS_OPT_ARG:
 			return fts_tool_usage_error("check", usage, "unexpected argument '%s'", v);
+		case FTS_OPT_END:
+			break;
 		case FTS_OPT_HELP:
 			return 0;
 		default:
@@ -240,10 +242,11 @@ int fts_tool_check(int argc, char **argv)
 	}
 	first = fts_tool_now(CLOCK_MONOTONIC) - first;
 	fts_get_info(&in);
-	printf("backend %s (%s)\n", in.backend, in.reason);
-	printf("across CPUs: %s\n", in.proof);
+	printf("backend %s (%s)\n", in.backend, FTS_TOOL_CLEAN(in.reason));
+	printf("across CPUs: %s\n", FTS_TOOL_CLEAN(in.proof));
 	if (in.counter_hz)
-		printf("counter %s at %.6f MHz (%s)\n", in.counter, in.counter_hz / 1e6, in.freq_source);
+		printf("counter %s at %.6f MHz (%s)\n", in.counter, in.counter_hz / 1e6,
+		       FTS_TOOL_CLEAN(in.freq_source));
 	printf("first calibration took %.2f ms\n\n", first / 1e6);
 
 	printf("accuracy: conversion against its clock_gettime bracket\n");
