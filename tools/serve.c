@@ -86,18 +86,18 @@ int fts_tool_serve(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (fts_get_info(&in) == 0 && !strcmp(in.backend, "generic")) {
-		fprintf(stderr, "faststamp serve: no counter in use: the backend is generic (%s); "
-			"stamps are clock readings, with nothing to calibrate or publish\n",
-			FTS_TOOL_CLEAN(in.reason));
-		return 1;
-	}
 	if ((why = bad_file(path))) {
 		fprintf(stderr, "faststamp serve: --path %s: %s\n", path, why);
 		return 1;
 	}
 	if (record && (why = bad_file(record))) {
 		fprintf(stderr, "faststamp serve: --record %s: %s\n", record, why);
+		return 1;
+	}
+	if (fts_get_info(&in) == 0 && !strcmp(in.backend, "generic")) {
+		fprintf(stderr, "faststamp serve: no counter in use: the backend is generic (%s); "
+			"stamps are clock readings, with nothing to calibrate or publish\n",
+			FTS_TOOL_CLEAN(in.reason));
 		return 1;
 	}
 	/* The signals that stop it are taken here, by sigtimedwait, and by no thread. */
