@@ -28,7 +28,9 @@ static const char usage[] =
 	"  --quick        20000 stamps, 1 s late\n"
 	"targets: >= 99.9% within 50 ns of the bracket, 100% within 1 us, the bound\n"
 	"covering the bracket always, >= 99.9% of timevals between two gettimeofday reads,\n"
-	"a store cheaper than clock_gettime (counter backends; 0.75x is reported).\n";
+	"a store cheaper than clock_gettime (counter backends; 0.75x is reported).\n"
+	"Against a history sampled more than 1 s apart (serve --interval-ms over 1000),\n"
+	"conversions are judged by their bounds only, and check says so.\n";
 
 /* The accuracy targets hold for a history sampled at least every second (the default is
  * every 100 ms). A stamp stored up to a period after the last sample converts along the

@@ -18,7 +18,7 @@ static const char usage[] =
 	"  --history FILE  the history file\n"
 	"  --in FILE       stamps from FILE (default: standard input, also for '-')\n"
 	"  --binary        stamps as little-endian 64-bit words (default: one per line,\n"
-	"                  decimal, or hexadecimal with 0x)\n"
+	"                  decimal, or hexadecimal with 0x, up to 255 bytes)\n"
 	"  --format F      ns (ns since the epoch, the default), timespec (SEC.NSEC) or\n"
 	"                  iso (UTC, YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ)\n"
 	"  --bound         after the time, a space and the error bound in ns\n"
