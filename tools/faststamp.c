@@ -27,7 +27,7 @@ static void usage(FILE *f)
 }
 
 /* Every command's output is its result: one that did not reach standard output (a full
- * disk, a closed pipe, /dev/full) fails the command, whatever it returned. */
+ * disk, /dev/full, a closed descriptor) fails the command, whatever it returned. */
 static int flushed(int rc)
 {
 	int e = fflush(stdout) == EOF ? errno : 0;

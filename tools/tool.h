@@ -47,13 +47,13 @@ struct fts_calib *fts_tool_load_history(const char *cmd, const char *path,
 /* sec since the epoch as UTC, "YYYY-MM-DDTHH:MM:SS", in day[len]. 0, or -1 when the
  * year is out of range. */
 int fts_tool_utc(int64_t sec, char *day, size_t len);
-/* Text that came from a file, the shared history or the input, as it may be printed:
- * the n bytes at s (NULs too: give a string's strnlen), each byte outside printable ASCII as \xNN and
- * a backslash as \\, so that no escape sequence reaches the terminal. Truncated to fit
- * out[len] (4 bytes a byte in the worst case); returns out. */
+/* Text that came from a file, the shared history, the environment or the input, as it
+ * may be printed: the n bytes at s, NULs too, with each byte outside printable ASCII as
+ * \xNN and a backslash as \\, so that no escape sequence reaches the terminal.
+ * Truncated to fit out[len] (4 bytes a byte in the worst case); returns out. */
 char *fts_tool_clean(char *out, size_t len, const char *s, size_t n);
-/* A NUL-terminated string s, or a char array's bytes up to its first NUL, cleaned into a
- * buffer of this scope (a compound literal): for one printf argument. */
+/* The string s cleaned, up to 256 bytes of it, into a buffer that lives as long as the
+ * enclosing block (a compound literal): for one printf argument. */
 #define FTS_TOOL_CLEAN(s) \
 	fts_tool_clean((char[4 * 256 + 1]){ 0 }, 4 * 256 + 1, (s), strlen(s))
 /* Print "faststamp CMD: " fmt (with arg), then the usage, to stderr; returns 2. */

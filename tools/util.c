@@ -1,7 +1,7 @@
 /* util.c - small helpers for the subcommands. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ctype.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
