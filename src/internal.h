@@ -170,6 +170,8 @@ struct fts__clock_state {
 	char fault[160];
 	char proof[200];          /* the counter across CPUs: not needed, or the result */
 	int64_t skew_ns;          /* fts__clock_skew_ns() */
+	int64_t period_ns;        /* the sampling period of the history in use: the
+				   * publisher's when attached, else this process's */
 };
 void fts__clock_state(struct fts__clock_state *st);
 

@@ -1198,6 +1198,7 @@ void fts__clock_state(struct fts__clock_state *st)
 	else
 		snprintf(st->proof, sizeof(st->proof), "%s", proof.text);
 	st->skew_ns = fts__clock_skew_ns();
+	st->period_ns = attached ? (int64_t)shared.head->interval_ns : period_ns;
 	pthread_mutex_unlock(&lock);
 }
 

@@ -2334,7 +2334,7 @@ int fts_tool_bench(int argc, char **argv)
 	char scale_why[96];
 
 	static const char *const names[] = { "--rounds", "--plot", "--run-op", "--quick", "--json" };
-	struct fts_tool_opts opts = { "bench", usage, names, 5, 3, 0 };
+	struct fts_tool_opts opts = { "bench", usage, names, 5, 3, 0, 0 };
 
 	/* the hidden child mode of the first-conversion rows: argv[1] only */
 	if (argc > 1 && !strcmp(argv[1], "--first-conversion-child")) {
@@ -2372,6 +2372,8 @@ int fts_tool_bench(int argc, char **argv)
 			break;
 		case FTS_OPT_ARG:
 			return fts_tool_usage_error("bench", usage, "unexpected argument '%s'", v);
+		case FTS_OPT_END:
+			break;
 		default:
 			return FTS_OPT_EXIT(k);
 		}

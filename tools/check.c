@@ -14,6 +14,7 @@
 
 #include "faststamp.h"
 #include "bracket.h"
+#include "internal.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -27,7 +28,15 @@ static const char usage[] =
 	"  --quick        20000 stamps, 1 s late\n"
 	"targets: >= 99.9% within 50 ns of the bracket, 100% within 1 us, the bound\n"
 	"covering the bracket always, >= 99.9% of timevals between two gettimeofday reads,\n"
-	"a store cheaper than clock_gettime (counter backends; 0.75x is reported).\n";
+	"a store cheaper than clock_gettime (counter backends; 0.75x is reported).\n"
+	"Against a history sampled more than 1 s apart (serve --interval-ms over 1000),\n"
+	"conversions are judged by their bounds only, and check says so.\n";
+
+/* The accuracy targets hold for a history sampled at least every second (the default is
+ * every 100 ms). A stamp stored up to a period after the last sample converts along the
+ * frequency measured so far, and a frequency off by 0.5 ppm is 5 us off 10 s later: a
+ * sparser history is judged by its bounds, which widen to cover that, and no more. */
+#define SPARSE_PERIOD_NS 1000000000
 
 struct tally {
 	const char *name;
@@ -49,13 +58,16 @@ static void tally_add(struct tally *t, const struct fts__sbracket *b, int64_t ns
 		t->worst = out;
 }
 
-static int tally_print(const struct tally *t)
+/* bounds_only: the history is sparse, only the bounds are judged. */
+static int tally_print(const struct tally *t, int bounds_only)
 {
 	double n = t->n ? (double)t->n : 1;
-	int ok = t->within50 * 1000 >= t->n * 999 && t->within1us == t->n && t->covered == t->n;
+	int ok = (bounds_only || (t->within50 * 1000 >= t->n * 999 && t->within1us == t->n)) &&
+		 t->covered == t->n;
 	printf("  %-10s %8zu  %7.3f%%  %7.3f%%  %7.3f%%  %7.3f%%  %8lld ns  %s\n", t->name, t->n,
 	       100.0 * t->inside / n, 100.0 * t->within50 / n, 100.0 * t->within1us / n,
-	       100.0 * t->covered / n, (long long)t->worst, ok ? "ok" : "FAIL");
+	       100.0 * t->covered / n, (long long)t->worst,
+	       !ok ? "FAIL" : bounds_only ? "ok (bounds)" : "ok");
 	return ok;
 }
 
@@ -191,14 +203,15 @@ int fts_tool_check(int argc, char **argv)
 	struct tally now = { .name = "at once" }, later = { .name = "late" },
 		     cross = { .name = "cross-CPU" };
 	struct fts_info in = { .size = sizeof(in) };
+	struct fts__clock_state cs;
 	struct fts__sbracket *b;
 	size_t tv_in = 0;
 	double st, rl, cg, td, fl;
 	int64_t first;
-	int ok = 1, quick = 0;
+	int ok = 1, quick = 0, sparse;
 
 	static const char *const names[] = { "--count", "--late", "--quick" };
-	struct fts_tool_opts opts = { "check", usage, names, 3, 2, 0 };
+	struct fts_tool_opts opts = { "check", usage, names, 3, 2, 0, 0 };
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		switch (fts_tool_opt(&opts, argc, argv, &i, &v)) {
@@ -215,6 +228,8 @@ int fts_tool_check(int argc, char **argv)
 			break;
 		case FTS_OPT_ARG:
 			return fts_tool_usage_error("check", usage, "unexpected argument '%s'", v);
+		case FTS_OPT_END:
+			break;
 		case FTS_OPT_HELP:
 			return 0;
 		default:
@@ -240,11 +255,19 @@ int fts_tool_check(int argc, char **argv)
 	}
 	first = fts_tool_now(CLOCK_MONOTONIC) - first;
 	fts_get_info(&in);
-	printf("backend %s (%s)\n", in.backend, in.reason);
-	printf("across CPUs: %s\n", in.proof);
+	printf("backend %s (%s)\n", in.backend, FTS_TOOL_CLEAN(in.reason));
+	printf("across CPUs: %s\n", FTS_TOOL_CLEAN(in.proof));
 	if (in.counter_hz)
-		printf("counter %s at %.6f MHz (%s)\n", in.counter, in.counter_hz / 1e6, in.freq_source);
-	printf("first calibration took %.2f ms\n\n", first / 1e6);
+		printf("counter %s at %.6f MHz (%s)\n", in.counter, in.counter_hz / 1e6,
+		       FTS_TOOL_CLEAN(in.freq_source));
+	printf("first calibration took %.2f ms\n", first / 1e6);
+	fts__clock_state(&cs);
+	sparse = cs.period_ns > SPARSE_PERIOD_NS;
+	if (sparse)
+		printf("history sampled every %.3f s, more than 1 s apart: stamps convert far from "
+		       "samples, so conversions are judged by their bounds only, not by the 50 ns and "
+		       "1 us targets\n", (double)cs.period_ns / 1e9);
+	putchar('\n');
 
 	printf("accuracy: conversion against its clock_gettime bracket\n");
 	printf("  %-10s %8s  %8s  %8s  %8s  %8s  %11s\n", "round", "stamps", "inside", "<=50ns",
@@ -254,14 +277,14 @@ int fts_tool_check(int argc, char **argv)
 		if (convert_all(&now, &b[i], 1) < 0)
 			goto fail;
 	}
-	ok &= tally_print(&now);
+	ok &= tally_print(&now, sparse);
 
 	take(b, count);
 	sleep((unsigned)late);
 	if (convert_all(&later, b, count) < 0)
 		goto fail;
 	later.name = "late";
-	ok &= tally_print(&later);
+	ok &= tally_print(&later, sparse);
 
 	if (fts_tool_cpus() >= 2) {
 		struct remote r = { b, count, 1 };
@@ -271,7 +294,7 @@ int fts_tool_check(int argc, char **argv)
 			pthread_join(t, NULL);
 			if (convert_all(&cross, b, count) < 0)
 				goto fail;
-			ok &= tally_print(&cross);
+			ok &= tally_print(&cross, sparse);
 		}
 		int64_t back = baton_probe(count * 5);
 		if (back >= 0) {
@@ -296,8 +319,8 @@ int fts_tool_check(int argc, char **argv)
 	}
 	printf("  %-10s %8llu  %7.3f%% of timevals between two gettimeofday reads  %s\n",
 	       "timeval", (unsigned long long)count, 100.0 * tv_in / count,
-	       tv_in * 1000 >= count * 999 ? "ok" : "FAIL");
-	ok &= tv_in * 1000 >= count * 999;
+	       tv_in * 1000 >= count * 999 ? "ok" : sparse ? "not judged (sparse history)" : "FAIL");
+	ok &= sparse || tv_in * 1000 >= count * 999;
 
 	cost(&st, &rl, &cg, &td, &fl);
 	printf("\ncost per call (median of interleaved rounds)\n");

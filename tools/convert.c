@@ -18,7 +18,7 @@ static const char usage[] =
 	"  --history FILE  the history file\n"
 	"  --in FILE       stamps from FILE (default: standard input, also for '-')\n"
 	"  --binary        stamps as little-endian 64-bit words (default: one per line,\n"
-	"                  decimal, or hexadecimal with 0x)\n"
+	"                  decimal, or hexadecimal with 0x, up to 255 bytes)\n"
 	"  --format F      ns (ns since the epoch, the default), timespec (SEC.NSEC) or\n"
 	"                  iso (UTC, YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ)\n"
 	"  --bound         after the time, a space and the error bound in ns\n"
@@ -50,25 +50,75 @@ static void print_time(int64_t ns, int64_t err, enum format f, int bound)
 	putchar('\n');
 }
 
-/* A stamp from its text: decimal or 0x hexadecimal, the whole line. */
-static int parse_stamp(const char *s, uint64_t *out)
-{
-	int base = 10;
-	char *end;
+/* A line of the text input: no stamp needs more than LINE_KEEP bytes (20 decimal
+ * digits, or 0x and 16 hexadecimal ones, with some blanks around), so a longer one is
+ * refused without being kept. Every byte up to the newline is read, NULs included, so
+ * the next read starts the next line and lines keep their numbers. */
+enum { LINE_KEEP = 255 };
+struct line {
+	char b[LINE_KEEP + 1];
+	size_t len;
+	int nul, longer;
+};
 
-	while (*s == ' ' || *s == '\t')
+/* The next line into *l, without its newline: 1, or 0 at the end of the input. */
+static int read_line(FILE *f, struct line *l)
+{
+	int ch;
+
+	l->len = 0;
+	l->nul = l->longer = 0;
+	while ((ch = getc(f)) != EOF && ch != '\n') {
+		l->nul |= ch == 0;
+		if (l->len < LINE_KEEP)
+			l->b[l->len++] = (char)ch;
+		else
+			l->longer = 1;
+	}
+	l->b[l->len] = '\0';
+	return ch != EOF || l->len || l->longer;
+}
+
+static int digit(char c, unsigned base)
+{
+	unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+		     : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+		     : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 99;
+	return d < base ? (int)d : -1;
+}
+
+/* A stamp from a line of text: decimal digits, or 0x and hexadecimal ones, blanks (space,
+ * tab) around them, and a '\r' at the end (a CRLF file). Nothing else: no sign, no other
+ * space (strtoull would take "\v-5" as a huge number), no empty number. NULL and *out,
+ * or why the line is not a stamp. */
+static const char *parse_stamp(const char *s, size_t len, uint64_t *out)
+{
+	const char *e = s + len;
+	unsigned base = 10;
+	uint64_t v = 0;
+
+	if (e > s && e[-1] == '\r')
+		e--;
+	while (s < e && (*s == ' ' || *s == '\t'))
 		s++;
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	if (s == e)
+		return "empty, not a stamp";
+	if (e - s > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		base = 16;
 		s += 2;
 	}
-	if (!*s || *s == '-' || *s == '+' || *s == ' ')
-		return -1;
-	errno = 0;
-	*out = strtoull(s, &end, base);
-	while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
-		end++;
-	return errno || *end ? -1 : 0;
+	for (; s < e; s++) {
+		int d = digit(*s, base);
+		if (d < 0)
+			return "not a stamp (decimal, or hexadecimal with 0x)";
+		if (v > (UINT64_MAX - (uint64_t)d) / base)
+			return "out of range (a stamp is 64 bits)";
+		v = v * base + (uint64_t)d;
+	}
+	*out = v;
+	return NULL;
 }
 
 /* A stamp as the library would convert it: counter values through the history, clock
@@ -93,7 +143,7 @@ int fts_tool_convert(int argc, char **argv)
 	uint64_t n = 0;
 
 	static const char *const names[] = { "--history", "--in", "--format", "--binary", "--bound" };
-	struct fts_tool_opts opts = { "convert", usage, names, 5, 3, 0 };
+	struct fts_tool_opts opts = { "convert", usage, names, 5, 3, 0, 0 };
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		switch (fts_tool_opt(&opts, argc, argv, &i, &v)) {
@@ -122,6 +172,8 @@ int fts_tool_convert(int argc, char **argv)
 			break;
 		case FTS_OPT_ARG:
 			return fts_tool_usage_error("convert", usage, "unexpected argument '%s'", v);
+		case FTS_OPT_END:
+			break;
 		case FTS_OPT_HELP:
 			return 0;
 		default:
@@ -140,7 +192,8 @@ int fts_tool_convert(int argc, char **argv)
 	for (;;) {
 		fast_timestamp_t s;
 		int64_t ns, err;
-		char line[256];
+		struct line line;
+		const char *why;
 
 		if (binary) {
 			unsigned char w[8];
@@ -158,21 +211,17 @@ int fts_tool_convert(int argc, char **argv)
 			for (int k = 7; k >= 0; k--)
 				s = s << 8 | w[k];
 		} else {
-			if (!fgets(line, sizeof(line), src))
+			if (!read_line(src, &line))
 				break;
 			n++;
-			if (!strchr(line, '\n') && !feof(src)) {
-				int ch;
-				while ((ch = getc(src)) != EOF && ch != '\n')
-					;
-				fprintf(stderr, "faststamp convert: line %" PRIu64 ": too long\n", n);
-				bad = 1;
-				continue;
-			}
-			if (parse_stamp(line, &s) < 0) {
-				line[strcspn(line, "\r\n")] = '\0';
-				fprintf(stderr, "faststamp convert: line %" PRIu64 ": '%s' is not a stamp "
-					"(decimal, or hexadecimal with 0x)\n", n, line);
+			why = line.longer ? "longer than 255 bytes, not a stamp"
+			      : line.nul ? "holds a NUL byte, not a stamp"
+					 : parse_stamp(line.b, line.len, &s);
+			if (why) {
+				char shown[4 * LINE_KEEP + 1];
+				fprintf(stderr, "faststamp convert: line %" PRIu64 ": '%s%s': %s\n", n,
+					fts_tool_clean(shown, sizeof(shown), line.b, line.len),
+					line.longer ? "..." : "", why);
 				bad = 1;
 				continue;
 			}
@@ -193,9 +242,5 @@ int fts_tool_convert(int argc, char **argv)
 	if (src != stdin)
 		fclose(src);
 	fts_calib_free(h);
-	if (fflush(stdout) == EOF) {
-		fprintf(stderr, "faststamp convert: writing: %s\n", strerror(errno));
-		return 1;
-	}
-	return bad;
+	return bad;   /* main() checks that the times reached standard output */
 }

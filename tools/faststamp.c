@@ -1,4 +1,5 @@
 /* faststamp - inspect, check and use fast timestamps. One file per subcommand. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +26,19 @@ static void usage(FILE *f)
 	fprintf(f, "\nfaststamp %s; see faststamp(1).\n", FTS_VERSION_STRING);
 }
 
+/* Every command's output is its result: one that did not reach standard output (a full
+ * disk, /dev/full, a closed descriptor) fails the command, whatever it returned. */
+static int flushed(int rc)
+{
+	int e = fflush(stdout) == EOF ? errno : 0;
+
+	if (e || ferror(stdout)) {
+		fprintf(stderr, "faststamp: writing the output: %s\n", strerror(e ? e : EIO));
+		return rc ? rc : 1;
+	}
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -33,15 +47,15 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
-		return 0;
+		return flushed(0);
 	}
 	if (!strcmp(argv[1], "--version")) {
 		printf("faststamp %s\n", FTS_VERSION_STRING);
-		return 0;
+		return flushed(0);
 	}
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].run(argc - 1, argv + 1);
+			return flushed(cmds[i].run(argc - 1, argv + 1));
 	fprintf(stderr, "faststamp: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -33,10 +33,12 @@ int fts_tool_history(int argc, char **argv)
 	int64_t ro, rn;
 	uint8_t here[16];
 
-	struct fts_tool_opts opts = { "history", usage, NULL, 0, 0, 0 };
+	struct fts_tool_opts opts = { "history", usage, NULL, 0, 0, 0, 0 };
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		int k = fts_tool_opt(&opts, argc, argv, &i, &v);
+		if (k == FTS_OPT_END)
+			continue;
 		if (k != FTS_OPT_ARG)
 			return FTS_OPT_EXIT(k);
 		if (path)
@@ -48,12 +50,13 @@ int fts_tool_history(int argc, char **argv)
 	if (!(c = fts_tool_load_history("history", path, &fi)))
 		return 1;
 	fts__boot_id(here);
-	printf("file:        %s\n", path);
+	printf("file:        %s\n", FTS_TOOL_CLEAN(path));
 	printf("kind:        %s\n", fi.saved ? "saved history" : "record of the process clock");
 	printf("counter:     %s", fi.head.kind < FTS__KIND_N ? fts__kind_names[fi.head.kind] : "unknown");
 	if (fi.head.counter_hz)
 		printf(" at %.6f MHz", (double)fi.head.counter_hz / 1e6);
-	printf("\nclocksource: %s\n", fi.head.clocksource[0] ? fi.head.clocksource : "(not recorded)");
+	printf("\nclocksource: %s\n", fi.head.clocksource[0] ? FTS_TOOL_CLEAN(fi.head.clocksource)
+							    : "(not recorded)");
 	printf("boot id:     ");
 	for (int i = 0; i < 16; i++)
 		printf("%02x%s", fi.head.boot_id[i], i == 3 || i == 5 || i == 7 || i == 9 ? "-" : "");
@@ -74,7 +77,8 @@ int fts_tool_history(int argc, char **argv)
 	printf("events:      %" PRIu64 " steps, %" PRIu64 " suspends, %" PRIu64 " counter faults\n",
 	       fi.events[FTS__EV_STEP], fi.events[FTS__EV_SUSPEND], fi.events[FTS__EV_FAULT]);
 	if (fi.events[FTS__EV_STEP] + fi.events[FTS__EV_SUSPEND] + fi.events[FTS__EV_FAULT])
-		printf("first:       %s (%" PRId64 " ns) at counter %" PRIu64 "\n", fi.first_event.what,
+		printf("first:       %s (%" PRId64 " ns) at counter %" PRIu64 "\n",
+		       FTS_TOOL_CLEAN(fi.first_event.what),
 		       fi.first_event.value_ns, fi.first_event.counter);
 	if (fi.blocks_skipped)
 		printf("skipped:     %" PRIu64 " blocks of a newer format\n", fi.blocks_skipped);

@@ -19,12 +19,14 @@ int fts_tool_info(int argc, char **argv)
 	int calibrate = 0;
 
 	static const char *const names[] = { "--calibrate" };
-	struct fts_tool_opts opts = { "info", usage, names, 1, 0, 0 };
+	struct fts_tool_opts opts = { "info", usage, names, 1, 0, 0, 0 };
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		int k = fts_tool_opt(&opts, argc, argv, &i, &v);
 		if (k == FTS_OPT_ARG)
 			return fts_tool_usage_error("info", usage, "unexpected argument '%s'", v);
+		if (k == FTS_OPT_END)
+			continue;
 		if (k < 0)
 			return FTS_OPT_EXIT(k);
 		calibrate = 1;
@@ -35,28 +37,30 @@ int fts_tool_info(int argc, char **argv)
 		perror("faststamp info");
 		return 1;
 	}
-	printf("backend:       %s\n", in.backend);
-	printf("reason:        %s\n", in.reason);
+	printf("backend:       %s\n", FTS_TOOL_CLEAN(in.backend));
+	printf("reason:        %s\n", FTS_TOOL_CLEAN(in.reason));
 	if (in.env_backend[0])
-		printf("environment:   FASTSTAMP_BACKEND=\"%s\"%s\n", in.env_backend,
+		printf("environment:   FASTSTAMP_BACKEND=\"%s\"%s\n", FTS_TOOL_CLEAN(in.env_backend),
 		       in.env_ignored ? " (unknown or unavailable here: ignored, automatic choice kept)"
 				      : "");
-	printf("counter:       %s\n", in.counter[0] ? in.counter : "(none)");
+	printf("counter:       %s\n", in.counter[0] ? FTS_TOOL_CLEAN(in.counter) : "(none)");
 	if (in.counter_hz)
 		printf("frequency:     %.6f MHz\n", (double)in.counter_hz / 1e6);
-	printf("freq source:   %s\n", in.freq_source);
-	printf("clocksource:   %s\n", in.clocksource[0] ? in.clocksource : "(unreadable)");
-	printf("across CPUs:   %s%s\n", in.proof, in.cpu_skew_ns > 0 ? "; bounds widened for it" : "");
-	printf("cpu flags:     %s\n", in.cpu_flags[0] ? in.cpu_flags : "(none)");
+	printf("freq source:   %s\n", FTS_TOOL_CLEAN(in.freq_source));
+	printf("clocksource:   %s\n",
+	       in.clocksource[0] ? FTS_TOOL_CLEAN(in.clocksource) : "(unreadable)");
+	printf("across CPUs:   %s%s\n", FTS_TOOL_CLEAN(in.proof),
+	       in.cpu_skew_ns > 0 ? "; bounds widened for it" : "");
+	printf("cpu flags:     %s\n", in.cpu_flags[0] ? FTS_TOOL_CLEAN(in.cpu_flags) : "(none)");
 	if (!in.history_source[0])
 		printf("history:       none yet (the first conversion uses the shared one if it "
 		       "can: FASTSTAMP_SHARED, %s)\n", FTS_SHARED_PATH);
 	else if (!strcmp(in.history_source, "shared"))
-		printf("history:       shared, %s (faststamp serve)\n", in.history_path);
+		printf("history:       shared, %s (faststamp serve)\n", FTS_TOOL_CLEAN(in.history_path));
 	else
 		printf("history:       process%s%s%s%s\n", in.history_path[0] ? ", publishing " : "",
-		       in.history_path, in.history_note[0] ? "; not the shared one: " : "",
-		       in.history_note);
+		       FTS_TOOL_CLEAN(in.history_path), in.history_note[0] ? "; not the shared one: " : "",
+		       FTS_TOOL_CLEAN(in.history_note));
 	printf("samples held:  %zu (taken %llu), history %.3f s, sampler %s\n", in.samples,
 	       (unsigned long long)in.samples_taken, (double)in.history_ns / 1e9,
 	       in.sampler_running ? "running" : "idle");

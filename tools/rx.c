@@ -217,12 +217,14 @@ int fts_tool_rx(int argc, char **argv)
 	enum fts_pkt_stamp stamp = FTS_PKT_STAMP_FAST;
 	char err[512], msg[768];
 
-	struct fts_tool_opts opts = { "rx", usage, opt_names, O_N, O_VALUED, 0 };
+	struct fts_tool_opts opts = { "rx", usage, opt_names, O_N, O_VALUED, 0, 0 };
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		int k = fts_tool_opt(&opts, argc, argv, &i, &v);
 		if (k == FTS_OPT_ARG)
 			return fts_tool_usage_error("rx", usage, "unexpected argument '%s'", v);
+		if (k == FTS_OPT_END)
+			continue;
 		if (k < 0)
 			return FTS_OPT_EXIT(k);
 		switch (k) {

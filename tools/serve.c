@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "faststamp.h"
@@ -27,13 +28,33 @@ static const char usage[] =
 	"Exit 0 when stopped by a signal, 1 on a failure (another instance publishes at\n"
 	"PATH; the counter became untrusted), 2 on a usage error.\n";
 
+/* What is wrong with the file to publish or record at path, found before any sampling
+ * (the publisher would find a directory only at its rename, with PATH.lock made beside
+ * it); NULL when nothing is. An existing symbolic link is replaced, not followed. */
+static const char *bad_file(const char *path)
+{
+	struct stat st;
+
+	if (path[strlen(path) - 1] == '/')
+		return "ends in '/': it names the file, not its directory";
+	if (lstat(path, &st) < 0)
+		return NULL;
+	if (S_ISDIR(st.st_mode))
+		return "Is a directory: it names the file, not its directory";
+	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+		return "exists and is not a regular file";
+	return NULL;
+}
+
 int fts_tool_serve(int argc, char **argv)
 {
 	static const char *const names[] = { "--path", "--record", "--interval-ms" };
-	struct fts_tool_opts opts = { "serve", usage, names, 3, 3, 0 };
+	struct fts_tool_opts opts = { "serve", usage, names, 3, 3, 0, 0 };
 	const char *path = FTS_SHARED_PATH, *record = NULL;
 	uint64_t interval_ms = 100;
+	struct fts_info in = { .size = sizeof(in) };
 	struct fts__clock_state cs;
+	const char *why;
 	sigset_t stop;
 	char err[512];
 	int sig = 0;
@@ -57,11 +78,27 @@ int fts_tool_serve(int argc, char **argv)
 			break;
 		case FTS_OPT_ARG:
 			return fts_tool_usage_error("serve", usage, "unexpected argument '%s'", v);
+		case FTS_OPT_END:
+			break;
 		case FTS_OPT_HELP:
 			return 0;
 		default:
 			return 2;
 		}
+	}
+	if ((why = bad_file(path))) {
+		fprintf(stderr, "faststamp serve: --path %s: %s\n", path, why);
+		return 1;
+	}
+	if (record && (why = bad_file(record))) {
+		fprintf(stderr, "faststamp serve: --record %s: %s\n", record, why);
+		return 1;
+	}
+	if (fts_get_info(&in) == 0 && !strcmp(in.backend, "generic")) {
+		fprintf(stderr, "faststamp serve: no counter in use: the backend is generic (%s); "
+			"stamps are clock readings, with nothing to calibrate or publish\n",
+			FTS_TOOL_CLEAN(in.reason));
+		return 1;
 	}
 	/* The signals that stop it are taken here, by sigtimedwait, and by no thread. */
 	sigemptyset(&stop);

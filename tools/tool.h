@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 /* A subcommand: main-like; returns the exit status (0 ok, 1 fell short, 2 usage). */
@@ -35,6 +36,9 @@ double fts_tool_quantile_d(double *v, size_t n, double q);
 int fts_tool_pin(int cpu);
 /* Number of CPUs this process may run on. */
 int fts_tool_cpus(void);
+/* Open path for reading, if it is a regular file, without blocking on a FIFO: the fd,
+ * or -1 after "faststamp CMD: PATH: why" on stderr (a directory: "Is a directory"). */
+int fts_tool_open_regular(const char *cmd, const char *path);
 /* The history file at path, as fts_calib_load reads it, and what it holds in *fi (NULL:
  * not wanted); NULL after "faststamp CMD: PATH: why" on stderr. */
 struct fts__fileinfo;
@@ -43,25 +47,37 @@ struct fts_calib *fts_tool_load_history(const char *cmd, const char *path,
 /* sec since the epoch as UTC, "YYYY-MM-DDTHH:MM:SS", in day[len]. 0, or -1 when the
  * year is out of range. */
 int fts_tool_utc(int64_t sec, char *day, size_t len);
+/* Text that came from a file, the shared history, the environment or the input, as it
+ * may be printed: the n bytes at s, NULs too, with each byte outside printable ASCII as
+ * \xNN and a backslash as \\, so that no escape sequence reaches the terminal.
+ * Truncated to fit out[len] (4 bytes a byte in the worst case); returns out. */
+char *fts_tool_clean(char *out, size_t len, const char *s, size_t n);
+/* The string s cleaned, up to 256 bytes of it, into a buffer that lives as long as the
+ * enclosing block (a compound literal): for one printf argument. */
+#define FTS_TOOL_CLEAN(s) \
+	fts_tool_clean((char[4 * 256 + 1]){ 0 }, 4 * 256 + 1, (s), strlen(s))
 /* Print "faststamp CMD: " fmt (with arg), then the usage, to stderr; returns 2. */
 int fts_tool_usage_error(const char *cmd, const char *usage, const char *fmt, const char *arg);
 
 /* Option scanning, one rule for every subcommand: names[0..nvalued) take a value and
  * may be given once; the rest are flags, which may repeat; --help and -h print the
- * usage. An unknown option, a missing value and a repeat are usage errors. */
+ * usage; every word after "--" is an argument. An unknown option, a missing value, a
+ * value that is an option ("--history --binary": no option takes a negative number;
+ * "-" is a value) and a repeat are usage errors. */
 struct fts_tool_opts {
 	const char *cmd, *usage;
 	const char *const *names;
 	int n, nvalued;
 	unsigned seen;           /* bit k: names[k] was given */
+	int ended;               /* "--" was seen */
 };
-enum { FTS_OPT_ARG = -1, FTS_OPT_HELP = -2, FTS_OPT_BAD = -3 };
+enum { FTS_OPT_ARG = -1, FTS_OPT_HELP = -2, FTS_OPT_BAD = -3, FTS_OPT_END = -4 };
 /* Reads argv[*i], moving *i past a value: the option's index in names (*val = its
  * value, or NULL for a flag); FTS_OPT_ARG for a word that is not an option (*val = it;
  * "-" is a word); FTS_OPT_HELP once the usage went to stdout (exit 0); FTS_OPT_BAD once
- * the error went to stderr (exit 2). */
+ * the error went to stderr (exit 2); FTS_OPT_END for the "--" itself (go on). */
 int fts_tool_opt(struct fts_tool_opts *o, int argc, char **argv, int *i, const char **val);
-/* The exit status for a negative fts_tool_opt result other than FTS_OPT_ARG. */
+/* The exit status for FTS_OPT_HELP and FTS_OPT_BAD. */
 #define FTS_OPT_EXIT(k) ((k) == FTS_OPT_HELP ? 0 : 2)
 
 #endif

@@ -39,7 +39,7 @@ int fts_tool_tx(int argc, char **argv)
 	double rate = 0;
 	char err[256], msg[512], r[32];
 
-	struct fts_tool_opts opts = { "tx", usage, valued, 5, 5, 0 };
+	struct fts_tool_opts opts = { "tx", usage, valued, 5, 5, 0, 0 };
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		switch (fts_tool_opt(&opts, argc, argv, &i, &v)) {
@@ -68,6 +68,8 @@ int fts_tool_tx(int argc, char **argv)
 			break;
 		case FTS_OPT_ARG:
 			return fts_tool_usage_error("tx", usage, "unexpected argument '%s'", v);
+		case FTS_OPT_END:
+			break;
 		case FTS_OPT_HELP:
 			return 0;
 		default:

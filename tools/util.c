@@ -1,4 +1,5 @@
 /* util.c - small helpers for the subcommands. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,7 +26,8 @@ int fts_tool_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	char *end;
 	unsigned long long v;
 
-	if (!s || !*s || *s == '-' || *s == '+')
+	/* strtoull alone would take leading space and a sign. */
+	if (!s || !isdigit((unsigned char)*s))
 		return -1;
 	errno = 0;
 	v = strtoull(s, &end, 10);
@@ -39,7 +42,7 @@ int fts_tool_parse_double(const char *s, double min, double max, double *out)
 	char *end;
 	double v;
 
-	if (!s || !*s)
+	if (!s || !*s || isspace((unsigned char)*s))
 		return -1;
 	errno = 0;
 	v = strtod(s, &end);
@@ -93,6 +96,32 @@ int fts_tool_cpus(void)
 	return CPU_COUNT(&set);
 }
 
+char *fts_tool_clean(char *out, size_t len, const char *s, size_t n)
+{
+	size_t o = 0;
+
+	if (!len)
+		return out;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char e[5];
+		size_t el;
+
+		if (c == '\\')
+			el = (size_t)snprintf(e, sizeof(e), "\\\\");
+		else if (c >= 0x20 && c < 0x7f)
+			el = (size_t)snprintf(e, sizeof(e), "%c", c);
+		else
+			el = (size_t)snprintf(e, sizeof(e), "\\x%02x", c);
+		if (o + el >= len)
+			break;
+		memcpy(out + o, e, el);
+		o += el;
+	}
+	out[o] = '\0';
+	return out;
+}
+
 int fts_tool_usage_error(const char *cmd, const char *usage, const char *fmt, const char *arg)
 {
 	fprintf(stderr, "faststamp %s: ", cmd);
@@ -107,13 +136,17 @@ int fts_tool_opt(struct fts_tool_opts *o, int argc, char **argv, int *i, const c
 	int k = 0;
 
 	*val = NULL;
+	if (o->ended || a[0] != '-' || !a[1]) {
+		*val = a;
+		return FTS_OPT_ARG;
+	}
+	if (!strcmp(a, "--")) {
+		o->ended = 1;
+		return FTS_OPT_END;
+	}
 	if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 		fputs(o->usage, stdout);
 		return FTS_OPT_HELP;
-	}
-	if (a[0] != '-' || !a[1]) {
-		*val = a;
-		return FTS_OPT_ARG;
 	}
 	while (k < o->n && strcmp(a, o->names[k]))
 		k++;
@@ -122,8 +155,12 @@ int fts_tool_opt(struct fts_tool_opts *o, int argc, char **argv, int *i, const c
 		return FTS_OPT_BAD;
 	}
 	if (k < o->nvalued) {
-		if (*i + 1 >= argc) {
-			fts_tool_usage_error(o->cmd, o->usage, "%s needs a value", a);
+		const char *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+		/* No option takes a negative number: a value that starts with '-' (but "-",
+		 * standard input) is the next option, and this one's value was left out. */
+		if (!v || (v[0] == '-' && v[1])) {
+			fprintf(stderr, "faststamp %s: %s needs a value%s%s%s\n%s", o->cmd, a,
+				v ? ", not the option '" : "", v ? v : "", v ? "'" : "", o->usage);
 			return FTS_OPT_BAD;
 		}
 		if (o->seen & 1u << k) {
@@ -136,16 +173,39 @@ int fts_tool_opt(struct fts_tool_opts *o, int argc, char **argv, int *i, const c
 	return k;
 }
 
+int fts_tool_open_regular(const char *cmd, const char *path)
+{
+	struct stat st;
+	const char *why = NULL;
+	int fd;
+
+	/* O_NONBLOCK: open() of a FIFO without a writer would wait for one. */
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0 || fstat(fd, &st) < 0)
+		why = strerror(errno);
+	else if (S_ISDIR(st.st_mode))
+		why = strerror(EISDIR);
+	else if (!S_ISREG(st.st_mode))
+		why = S_ISFIFO(st.st_mode) ? "a FIFO, not a regular file"
+		      : S_ISSOCK(st.st_mode) ? "a socket, not a regular file"
+					      : "a device, not a regular file";
+	else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) < 0)
+		why = strerror(errno);
+	if (!why)
+		return fd;
+	fprintf(stderr, "faststamp %s: %s: %s\n", cmd, path, why);
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
 struct fts_calib *fts_tool_load_history(const char *cmd, const char *path,
 					struct fts__fileinfo *fi)
 {
 	struct fts_calib *c;
 	int fd, err;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		fprintf(stderr, "faststamp %s: %s: %s\n", cmd, path, strerror(errno));
+	if ((fd = fts_tool_open_regular(cmd, path)) < 0)
 		return NULL;
-	}
 	c = fts__load(fd, fi, &err);
 	close(fd);
 	if (!c)
