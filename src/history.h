@@ -297,12 +297,14 @@ static inline int fts__seg_fast(int64_t r0, int64_t mult, uint32_t shift, uint64
 }
 
 /* The line of a FTS__SEG_FAST segment at x, c0 <= x <= c1, in 64 bits: the product
- * shifted by shift - 1 fits, and its last bit rounds. */
+ * shifted by shift - 1 fits, and its last bit rounds. The sum is taken unsigned: a
+ * line read torn from a history being written (the latch then discards the result)
+ * may give any value, but no undefined behaviour. */
 static inline int64_t fts__line_at(const struct fts__line *l, uint64_t x)
 {
 	unsigned __int128 p = (unsigned __int128)(x - l->c0) * (uint64_t)l->mult;
 	uint64_t v = (uint64_t)(p >> ((l->shift - 1) & 63));
-	return l->r0 + (int64_t)((v + 1) >> 1);
+	return (int64_t)((uint64_t)l->r0 + ((v + 1) >> 1));
 }
 
 /* Convert x with line l found at where (err may be NULL). -ERANGE when the result or
