@@ -679,10 +679,13 @@ static pid_t fake_serve(const char *sock, int memfd, enum fake how)
 	p = fork();
 	assert_true(p >= 0);
 	if (p == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		/* the peer's credentials are those at listen() */
+		/* the peer's credentials are those at listen(); a change of them clears the
+		 * parent-death signal, so it is set after */
 		if (how == AS_NOBODY && (setgid(65534) < 0 || setuid(65534) < 0))
 			_exit(1);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() == 1)
+			_exit(1);   /* the test died before the signal was set */
 		if (listen(l, 16) < 0)
 			_exit(1);
 		write(ready[1], "r", 1);
