@@ -256,6 +256,18 @@ static void answer(struct fts__publisher *p, int conn)
 		p->answered++;
 }
 
+/* Every reader waiting at listenfd. -1 when accept failed for want of resources. */
+static int answer_all(struct fts__publisher *p, int listenfd)
+{
+	for (;;) {
+		int conn = accept4(listenfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (conn < 0)
+			return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -1;
+		answer(p, conn);
+		close(conn);
+	}
+}
+
 /* What is at path now, in words, for a note. */
 static const char *what_is(const struct stat *st)
 {
@@ -298,7 +310,8 @@ static void watch_path(struct fts__publisher *p)
 		news(p, 1, "%s was %s, and a new socket could not be put there: %s", p->path, was, err);
 		return;
 	}
-	close(p->listenfd);   /* readers queued on the old socket find it closed */
+	answer_all(p, p->listenfd);   /* readers queued on the old socket: answered */
+	close(p->listenfd);
 	p->listenfd = fd;
 	p->dev = dev;
 	p->ino = ino;
@@ -317,7 +330,6 @@ static void *answering(void *arg)
 	for (;;) {
 		struct pollfd f[2] = { { .fd = p->listenfd, .events = POLLIN },
 				       { .fd = p->wakefd, .events = POLLIN } };
-		int conn;
 
 		if (fts__now(CLOCK_MONOTONIC, &now) == 0 && now >= next) {
 			watch_path(p);
@@ -328,11 +340,8 @@ static void *answering(void *arg)
 			fts__sleep_until(now + FTS__SHM_WATCH_NS);   /* not to spin */
 		if (f[1].revents)
 			return NULL;
-		while (f[0].revents & POLLIN &&
-		       (conn = accept4(p->listenfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK)) >= 0) {
-			answer(p, conn);
-			close(conn);
-		}
+		if (f[0].revents & POLLIN && answer_all(p, p->listenfd) < 0)
+			fts__sleep_until(now + 10000000);   /* out of fds: not to spin on POLLIN */
 	}
 }
 
