@@ -294,6 +294,12 @@ static void watch_path(struct fts__publisher *p)
 		snprintf(was, sizeof(was), "%s", errno == ENOENT ? "removed" : strerror(errno));
 	else
 		snprintf(was, sizeof(was), "replaced by %s", what_is(&st));
+	/* Another socket: another publisher took the path (its lock removed?). Taking it
+	 * back would start a fight every 100 ms; the newcomer keeps it. */
+	if (strstr(was, "another socket")) {
+		news(p, 1, "%s was %s (another publisher?): leaving the path to it", p->path, was);
+		return;
+	}
 	if (check_dir(p->path, err, sizeof(err)) < 0) {
 		news(p, 1, "%s was %s, and its directory cannot be used any more: %s", p->path, was,
 		     err);

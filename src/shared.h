@@ -27,7 +27,8 @@
  * touches the memory. The publisher looks at PATH every 100 ms (lstat: the device and
  * inode of the socket it bound); when PATH is gone or is something else, it binds a new
  * socket and renames it over PATH, and says so (faststamp serve prints it). If the
- * directory no longer passes its checks, it says why and serve exits.
+ * directory no longer passes its checks, or PATH is another socket (another publisher,
+ * whose place is not fought over), it says why and serve exits.
  *
  * The memory: a header (512 bytes), then a history's region (history.h) exactly as the
  * publisher's history lies in memory. Native byte order: it is for this machine.

@@ -13,6 +13,8 @@
  *                              two threads convert: no client and no serve dies, no
  *                              conversion fails or leaves its bound, the memory keeps
  *                              its size, and serve puts its socket back and says so
+ *   path_taken                 the path become another publisher's socket, or its
+ *                              directory writable by others: serve exits 1, saying why
  *   sealed_memory              what a reader receives: read-only, sealed, its size
  *                              and contents beyond the reach of any fd
  *   hostile_files              fake publishers (a test's own socket handing out a copy
@@ -771,6 +773,47 @@ static void expect_fake_refused(int memfd, enum fake how, const char *why)
 	unlink(f);
 }
 
+/* The path taken by another socket (a second publisher, its lock removed): serve
+ * leaves it, and exits 1 saying why; its directory made writable by others: the same. */
+static void path_taken(void **state)
+{
+	char said[4096], f[160];
+	pid_t svc, fake;
+	int st, fd;
+	size_t n;
+	(void)state;
+
+	svc = serve(20);
+	fd = genuine(&n);
+	snprintf(f, sizeof(f), "%s/clock", dir);
+	fake = fake_serve(f, fd, HANDS_OUT);   /* binds over the path */
+	close(fd);
+	for (int i = 0; i < 300 && waitpid(svc, &st, WNOHANG) == 0; i++)
+		sleep_ms(10);
+	serve_said(said, sizeof(said));
+	print_message("  another socket at the path: serve %s %d; said: %s",
+		      WIFEXITED(st) ? "exit" : "still running or killed", WEXITSTATUS(st), said);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 1);
+	assert_non_null(strstr(said, "was replaced by another socket (another publisher?)"));
+	kill(fake, SIGKILL);
+	waitpid(fake, NULL, 0);
+	unserve(svc);
+
+	svc = serve(20);
+	unlink(path);
+	assert_int_equal(chmod(dir, 0777), 0);
+	for (int i = 0; i < 300 && waitpid(svc, &st, WNOHANG) == 0; i++)
+		sleep_ms(10);
+	serve_said(said, sizeof(said));
+	print_message("  its directory made writable by others: serve exit %d; said: %s",
+		      WEXITSTATUS(st), said);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 1);
+	assert_non_null(strstr(said, "writable by its group or others"));
+	unserve(svc);
+}
+
 static void hostile_files(void **state)
 {
 	pid_t svc = serve(20);
@@ -1011,6 +1054,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(overwrite_storm),
 		cmocka_unit_test(copy_over_storm),
 		cmocka_unit_test(sealed_memory),
+		cmocka_unit_test(path_taken),
 		cmocka_unit_test(hostile_files),
 		cmocka_unit_test(record_converts_any_process),
 		cmocka_unit_test(one_publisher),

@@ -30,8 +30,8 @@ static const char usage[] =
 	"Runs in the foreground until SIGTERM or SIGINT, then marks the history stopped\n"
 	"and removes its socket.\n"
 	"Exit 0 when stopped by a signal, 1 on a failure (another instance publishes at\n"
-	"PATH; the counter became untrusted; PATH's directory became unusable), 2 on a\n"
-	"usage error.\n";
+	"PATH; the counter became untrusted; PATH's directory became unusable, or PATH\n"
+	"became another publisher's socket), 2 on a usage error.\n";
 
 int fts_tool_serve(int argc, char **argv)
 {
@@ -100,8 +100,8 @@ int fts_tool_serve(int argc, char **argv)
 		if (fts__clock_serve_news(&seq, err, sizeof(err), &failed)) {
 			fprintf(stderr, "faststamp serve: %s\n", err);
 			if (failed) {
-				fprintf(stderr, "faststamp serve: exiting: readers can no longer "
-					"find the history at %s\n", path);
+				fprintf(stderr, "faststamp serve: exiting: it no longer publishes "
+					"at %s\n", path);
 				fts_clock_record(NULL);
 				fts__clock_serve_stop("its path could not be published at any more");
 				return 1;
