@@ -103,7 +103,9 @@ static pid_t serve_rec(int interval_ms, const char *record)
 			      (char *)NULL);
 		_exit(127);
 	}
-	for (int i = 0; i < 500 && access(path, F_OK) < 0; i++)
+	/* up to 15 s: the first calibration's warp test, under a sanitizer on a loaded
+	 * machine, takes seconds */
+	for (int i = 0; i < 1500 && access(path, F_OK) < 0; i++)
 		sleep_ms(10);
 	assert_int_equal(access(path, F_OK), 0);
 	return pid;
