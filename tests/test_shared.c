@@ -20,7 +20,7 @@
  *   hostile_files              fake publishers (a test's own socket handing out a copy
  *                              of the genuine memory, patched) and things at the
  *                              path that are not publishers: refused, with the
- *                              reason in fts_info
+ *                              reason in fts_info, and no socket or memfd left open
  *   record_converts_any_process  serve --record: another process's stamps convert from
  *                              the record alone, each within its bound
  *   one_publisher              a second publisher at the same path is refused; SIGINT
@@ -646,10 +646,31 @@ static void sealed_memory(void **state)
 /* ---- publishers a reader refuses -------------------------------------------------- */
 
 /* In a fresh process: the history its first conversion uses, and why. */
+/* This process's fds that are sockets or memfds: what asking a publisher could leave. */
+static int held_fds(void)
+{
+	char f[300], l[128];
+	struct dirent *e;
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+
+	while (d && (e = readdir(d))) {
+		ssize_t k;
+		snprintf(f, sizeof(f), "/proc/self/fd/%s", e->d_name);
+		if ((k = readlink(f, l, sizeof(l) - 1)) <= 0)
+			continue;
+		l[k] = '\0';
+		n += !strncmp(l, "socket:", 7) || !strncmp(l, "/memfd:", 7);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
 static void attach_in_child(const char *file, char *source, char *note)
 {
 	struct fts_info in = { .size = sizeof(in) };
-	int fd[2];
+	int fd[2], st;
 	pid_t p;
 
 	assert_int_equal(pipe(fd), 0);
@@ -657,16 +678,21 @@ static void attach_in_child(const char *file, char *source, char *note)
 	if (p == 0) {
 		fast_timestamp_t s;
 		int64_t ns, err;
+		int before = held_fds();
 		setenv("FASTSTAMP_SHARED", file, 1);
 		store_fast_timestamp(&s);
 		if (fts_convert(&s, &ns, &err) < 0 || fts_get_info(&in) < 0)
 			_exit(1);
-		write(fd[1], &in, sizeof(in)) == sizeof(in) ? _exit(0) : _exit(1);
+		if (write(fd[1], &in, sizeof(in)) != sizeof(in))
+			_exit(1);
+		_exit(held_fds() != before ? 3 : 0);   /* the answer's fds all closed */
 	}
 	close(fd[1]);
 	assert_int_equal(read(fd[0], &in, sizeof(in)), sizeof(in));
 	close(fd[0]);
-	waitpid(p, NULL, 0);
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
 	strcpy(source, in.history_source);
 	strcpy(note, in.history_note);
 }
