@@ -29,11 +29,13 @@
  *   Nothing else happens until the first conversion, which finds a history to convert
  *   with:
  *   - the machine's, when `faststamp serve` publishes one (FASTSTAMP_SHARED names its
- *     file, or 0 for none; default FTS_SHARED_PATH, /run/faststamp/clock) and it is
- *     valid: owned by root, this user or the service's user and writable by no one
- *     else, of this boot, counter and clocksource, its publisher alive (a heartbeat
- *     under 1 s old). The process then takes no thread and no samples, and every
- *     process converts a stamp the history holds to the same ns and bound; or
+ *     socket, or 0 for none; default FTS_SHARED_PATH, /run/faststamp/clock) and it is
+ *     valid: its publisher runs as root, this user or the service's user and answers
+ *     within 100 ms with memory sealed against shrinking and writing (so nothing done
+ *     to the path or the publisher can deliver a signal to this process), of this
+ *     boot, counter and clocksource, its publisher alive (a heartbeat under 1 s old).
+ *     The process then takes no thread and no samples, and every process converts a
+ *     stamp the history holds to the same ns and bound; or
  *   - its own: three samples 2 ms apart; while conversions keep happening a
  *     background thread adds one every 100 ms and watches for steps of the wall
  *     clock (a timerfd with TFD_TIMER_CANCEL_ON_SET); after 10 s without conversions
@@ -162,8 +164,10 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
  * there is no history yet).
  * Cost, on a 2.6 GHz x86_64 VM: ~20 ns for a stamp inside the history (recent or a day
  * old); ~100 ns for one past the newest sample (a clock read after it, rule 11); the
- * first conversion in a process ~45 us with the machine's shared history, ~4.3 ms
- * calibrating its own (see OVERVIEW). Thread-safe, not async-signal-safe. */
+ * first conversion in a process ~45 us with the machine's shared history (when it was
+ * a mapped file; the socket's round trip to serve now adds to it: a median 1.0 ms
+ * against 0.74 ms on a 2-vCPU VM at load 9), ~4.3 ms calibrating its own (see
+ * OVERVIEW). Thread-safe, not async-signal-safe. */
 FTS__API int fast_timestamp_to_timespec(const fast_timestamp_t *stamp, struct timespec *ts);
 
 /* fast_timestamp_to_timeval - what gettimeofday() read at *stamp (microseconds,
@@ -236,8 +240,8 @@ struct fts_info {
 	 * serve`, FASTSTAMP_SHARED), "process" (this process's own), or "" before the
 	 * first conversion. */
 	char history_source[16];
-	char history_path[256];  /* the shared history's file ("" for the process's own;
-				  * in the publisher, the file it publishes) */
+	char history_path[256];  /* the shared history's socket ("" for the process's own;
+				  * in the publisher, the socket it publishes at) */
 	char history_note[240];  /* why the shared one is not used, "" while it is or
 				  * before the first conversion looked */
 	/* The counter across CPUs, where the kernel keeps time with a clock computed from

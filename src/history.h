@@ -16,7 +16,7 @@
  * written to the chunks before a state that counts them is published, and are not
  * changed while one does; a merge (rule 10) writes a new list into free chunks and the
  * other directory. Everything lies at fixed offsets in one region of memory, so the
- * same layout can be mapped from a file by other processes (shared.c), where every
+ * same layout can be mapped from sealed memory by other processes (shared.c), where every
  * index and count read is checked against the reader's own limits. Not installed. */
 #ifndef FTS__HISTORY_H
 #define FTS__HISTORY_H

@@ -147,15 +147,18 @@ struct fts__clock_view {
 void fts__clock_view(struct fts__clock_view *v);
 /* Stop using the shared history (why: for fts_get_info); 1 if the clock left it. */
 int fts__clock_leave_shared(const char *why);
-/* Which history conversions use ("shared" or "process"), its path (the shared file,
- * or the one this process publishes), and why the shared one is not used. */
+/* Which history conversions use ("shared" or "process"), its path (the shared
+ * history's socket, or the one this process publishes at), and why the shared one is not used. */
 void fts__clock_sharing(char *source, size_t slen, char *path, size_t plen, char *note,
 			size_t nlen);
 /* faststamp serve: make the process clock's history the machine's, published at path,
  * sampled every interval_ns. 0, or -1 with the reason in err. */
 int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t errlen);
-/* Stop publishing (the file says it stopped, and why). */
+/* Stop publishing (the memory says it stopped, and why; the socket goes). */
 void fts__clock_serve_stop(const char *why);
+/* What the publisher's answering thread said since *seq (shared.h): 1 with the note in
+ * buf, 0 if nothing new; *failed: it cannot publish at its path any more. */
+int fts__clock_serve_news(unsigned *seq, char *buf, size_t len, int *failed);
 int fts__clock_uses_hw(void);
 /* The kernel's clocksource now (through the source's seam). 0 or negative errno. */
 int fts__clock_clocksource(char *out, size_t len);

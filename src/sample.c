@@ -153,7 +153,7 @@ static int attach_tried;
 static struct fts_calib *frozen;      /* a copy of the shared history, taken on leaving */
 static char shared_path[256];         /* the shared history looked for */
 static char shared_note[240];         /* why it is not used, "" while it is */
-/* A publisher (faststamp serve): the history lies in its file. */
+/* A publisher (faststamp serve): the history lies in its sealed memory (shared.h). */
 static struct fts__publisher pub;
 static int64_t period_ns = SAMPLER_PERIOD_NS;
 static uint64_t taken;                /* samples added */
@@ -1278,6 +1278,11 @@ int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t er
 		fts__publisher_close(&pub, FTS__SHM_STOPPED, err);
 	pthread_mutex_unlock(&lock);
 	return rc < 0 ? -1 : 0;
+}
+
+int fts__clock_serve_news(unsigned *seq, char *buf, size_t len, int *failed)
+{
+	return fts__publisher_news(&pub, seq, buf, len, failed);
 }
 
 void fts__clock_serve_stop(const char *why)

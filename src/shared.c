@@ -1,14 +1,19 @@
-/* shared.c - the machine's shared history file: the publisher's side and the
- * readers' checks (see shared.h). */
+/* shared.c - the machine's shared history: the publisher's sealed memory and the
+ * socket that hands it out, and the readers' checks (see shared.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +22,12 @@
 #include "shared.h"
 
 #define MAX_DIRCAP (1u << 24)   /* 160 GiB of chunks: more is not a history */
+
+#ifndef F_SEAL_FUTURE_WRITE
+#define F_SEAL_FUTURE_WRITE 0x0010   /* Linux 5.1's value, for older headers */
+#endif
+/* What the publisher seals its memory with, and a reader requires (shared.h). */
+#define FTS__SEALS (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE)
 
 static void say(char *buf, size_t len, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -65,20 +76,65 @@ static int check_dir(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
+/* A unix socket's address for path: -1 if path does not fit sun_path. */
+static int sock_addr(struct sockaddr_un *a, const char *path)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(a->sun_path))
+		return -1;
+	memcpy(a->sun_path, path, strlen(path));
+	return 0;
+}
+
+/* A socket listening at p->tmp (anyone may connect: the history is the machine's),
+ * its file's device and inode in *dev, *ino. The fd, or -1 with err. */
+static int bind_tmp(struct fts__publisher *p, dev_t *dev, ino_t *ino, char *err, size_t errlen)
+{
+	struct sockaddr_un a;
+	struct stat st;
+	int fd;
+
+	if (sock_addr(&a, p->tmp) < 0) {
+		say(err, errlen, "%s: too long for a unix socket's path", p->tmp);
+		return -1;
+	}
+	unlink(p->tmp);   /* a leftover of a publisher that had our pid */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || chmod(p->tmp, 0666) < 0 ||
+	    lstat(p->tmp, &st) < 0 || listen(fd, 128) < 0) {
+		say(err, errlen, "%s: %s", p->tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		unlink(p->tmp);
+		return -1;
+	}
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return fd;
+}
+
 int fts__publisher_open(struct fts__publisher *p, const char *path, const struct fts__head *id,
 			uint64_t interval_ns, uint32_t dircap, size_t region_len, void **region,
 			char *err, size_t errlen)
 {
-	char lock[4200];
-	int fd;
+	char lock[4200], self[64];
+	struct sockaddr_un a;
 
 	memset(p, 0, sizeof(*p));
-	p->lockfd = -1;
+	p->lockfd = p->memfd = p->rofd = p->listenfd = p->wakefd = -1;
+	pthread_mutex_init(&p->news_lock, NULL);
 	if (!path || !*path || strlen(path) >= sizeof(p->path) - 32) {
 		say(err, errlen, "the path is empty or too long");
 		return -1;
 	}
 	snprintf(p->path, sizeof(p->path), "%s", path);
+	snprintf(p->tmp, sizeof(p->tmp), "%s.new.%ld", path, (long)getpid());
+	if (sock_addr(&a, p->tmp) < 0) {
+		say(err, errlen, "%s: too long for a unix socket's path (%zu bytes at most, with "
+		    ".new.PID)", path, sizeof(a.sun_path) - 1);
+		return -1;
+	}
 	if (check_dir(path, err, errlen) < 0)
 		return -1;
 	snprintf(lock, sizeof(lock), "%s.lock", path);
@@ -92,23 +148,34 @@ int fts__publisher_open(struct fts__publisher *p, const char *path, const struct
 		    "another faststamp serve publishes here" : strerror(errno));
 		goto fail;
 	}
-	snprintf(p->tmp, sizeof(p->tmp), "%s.new.%ld", path, (long)getpid());
-	unlink(p->tmp);   /* a leftover of a publisher that had our pid */
-	fd = open(p->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		say(err, errlen, "%s: %s", p->tmp, strerror(errno));
-		goto fail;
-	}
+	/* The memory: sized, mapped for writing, then sealed (the seals after the mapping:
+	 * F_SEAL_FUTURE_WRITE leaves a mapping made before it writable). */
 	p->len = FTS__SHM_HEAD + region_len;
-	if (fchmod(fd, 0644) < 0 || ftruncate(fd, (off_t)p->len) < 0 ||
-	    (p->map = mmap(NULL, p->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
-		say(err, errlen, "%s: %s", p->tmp, strerror(errno));
+	p->memfd = memfd_create("faststamp-history", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (p->memfd < 0 || ftruncate(p->memfd, (off_t)p->len) < 0 ||
+	    (p->map = mmap(NULL, p->len, PROT_READ | PROT_WRITE, MAP_SHARED, p->memfd, 0)) == MAP_FAILED) {
+		say(err, errlen, "the history's memory: %s", strerror(errno));
 		p->map = NULL;
-		close(fd);
-		unlink(p->tmp);
 		goto fail;
 	}
-	close(fd);
+	if (fcntl(p->memfd, F_ADD_SEALS, FTS__SEALS | F_SEAL_SEAL) < 0) {
+		say(err, errlen, "sealing the history's memory: %s%s", strerror(errno),
+		    errno == EINVAL ? " (a kernel before Linux 5.1?)" : "");
+		goto fail;
+	}
+	/* Readers get it read-only: they cannot even try to change its size. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", p->memfd);
+	p->rofd = open(self, O_RDONLY | O_CLOEXEC);
+	if (p->rofd < 0)
+		p->rofd = p->memfd;   /* no /proc: the seals alone hold */
+	p->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (p->wakefd < 0) {
+		say(err, errlen, "eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	p->listenfd = bind_tmp(p, &p->dev, &p->ino, err, errlen);
+	if (p->listenfd < 0)
+		goto fail;
 	p->head = p->map;
 	*p->head = (struct fts__shm_head){ .version = FTS__SHM_VERSION, .head_bytes = FTS__SHM_HEAD,
 					  .dircap = dircap, .kind = id->kind, .region_len = region_len,
@@ -121,8 +188,10 @@ int fts__publisher_open(struct fts__publisher *p, const char *path, const struct
 	*region = (char *)p->map + FTS__SHM_HEAD;
 	return 0;
 fail:
-	close(p->lockfd);
-	p->lockfd = -1;
+	fts__publisher_close(p, FTS__SHM_STOPPED, err);
+	if (p->map)
+		munmap(p->map, p->len);
+	p->map = NULL;
 	return -1;
 }
 
@@ -136,13 +205,175 @@ void fts__publisher_proof(struct fts__publisher *p, const cpu_set_t *cpus, int64
 			p->head->proof_cpus[c / 8] |= (uint8_t)(1u << (c % 8));
 }
 
+static void news(struct fts__publisher *p, int failed, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void news(struct fts__publisher *p, int failed, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&p->news_lock);
+	va_start(ap, fmt);
+	vsnprintf(p->news, sizeof(p->news), fmt, ap);
+	va_end(ap);
+	p->failed |= failed;
+	p->news_seq++;
+	pthread_mutex_unlock(&p->news_lock);
+}
+
+int fts__publisher_news(struct fts__publisher *p, unsigned *seq, char *buf, size_t len,
+			int *failed)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&p->news_lock);
+	*failed = p->failed;
+	if (p->news_seq != *seq) {
+		*seq = p->news_seq;
+		say(buf, len, "%s", p->news);
+		rc = 1;
+	}
+	pthread_mutex_unlock(&p->news_lock);
+	return rc;
+}
+
+/* One reader: the read-only fd, and a byte (a stream carries fds only with data). Never
+ * waits: a reader that does not read its answer loses it. */
+static void answer(struct fts__publisher *p, int conn)
+{
+	char byte = 'F', ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	struct cmsghdr *c;
+
+	memset(ctl, 0, sizeof(ctl));
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &p->rofd, sizeof(int));
+	if (sendmsg(conn, &m, MSG_NOSIGNAL | MSG_DONTWAIT) == 1)
+		p->answered++;
+}
+
+/* Every reader waiting at listenfd. -1 when accept failed for want of resources. */
+static int answer_all(struct fts__publisher *p, int listenfd)
+{
+	for (;;) {
+		int conn = accept4(listenfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (conn < 0)
+			return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -1;
+		answer(p, conn);
+		close(conn);
+	}
+}
+
+/* What is at path now, in words, for a note. */
+static const char *what_is(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) ? "a regular file" : S_ISLNK(st->st_mode) ? "a symbolic link" :
+	       S_ISDIR(st->st_mode) ? "a directory" : S_ISSOCK(st->st_mode) ? "another socket" :
+	       "something else";
+}
+
+/* Is our socket still at path? If not, bind a new one and put it there. The memory is
+ * not at path: nothing done there reaches it, so this is all there is to repair. */
+static void watch_path(struct fts__publisher *p)
+{
+	struct stat st;
+	char err[300], was[64];
+	dev_t dev;
+	ino_t ino;
+	int fd;
+
+	if (lstat(p->path, &st) == 0 && st.st_dev == p->dev && st.st_ino == p->ino)
+		return;
+	if (p->failed)
+		return;
+	if (lstat(p->path, &st) < 0)
+		snprintf(was, sizeof(was), "%s", errno == ENOENT ? "removed" : strerror(errno));
+	else
+		snprintf(was, sizeof(was), "replaced by %s", what_is(&st));
+	/* Another socket: another publisher took the path (its lock removed?). Taking it
+	 * back would start a fight every 100 ms; the newcomer keeps it. */
+	if (strstr(was, "another socket")) {
+		news(p, 1, "%s was %s (another publisher?): leaving the path to it", p->path, was);
+		return;
+	}
+	if (check_dir(p->path, err, sizeof(err)) < 0) {
+		news(p, 1, "%s was %s, and its directory cannot be used any more: %s", p->path, was,
+		     err);
+		return;
+	}
+	fd = bind_tmp(p, &dev, &ino, err, sizeof(err));
+	if (fd >= 0 && rename(p->tmp, p->path) < 0) {
+		say(err, sizeof(err), "%s: %s", p->path, strerror(errno));
+		close(fd);
+		unlink(p->tmp);
+		fd = -1;
+	}
+	if (fd < 0) {
+		news(p, 1, "%s was %s, and a new socket could not be put there: %s", p->path, was, err);
+		return;
+	}
+	answer_all(p, p->listenfd);   /* readers queued on the old socket: answered */
+	close(p->listenfd);
+	p->listenfd = fd;
+	p->dev = dev;
+	p->ino = ino;
+	p->rebinds++;
+	news(p, 0, "%s was %s: published there again (%llu time%s; readers attached keep the "
+	     "history, which nothing at the path can reach)", p->path, was,
+	     (unsigned long long)p->rebinds, p->rebinds == 1 ? "" : "s");
+}
+
+/* The answering thread (all signals blocked: created so): readers, and path. */
+static void *answering(void *arg)
+{
+	struct fts__publisher *p = arg;
+	int64_t next = 0, now;
+
+	for (;;) {
+		struct pollfd f[2] = { { .fd = p->listenfd, .events = POLLIN },
+				       { .fd = p->wakefd, .events = POLLIN } };
+
+		if (fts__now(CLOCK_MONOTONIC, &now) == 0 && now >= next) {
+			watch_path(p);
+			next = now + FTS__SHM_WATCH_NS;
+		}
+		f[0].fd = p->listenfd;
+		if (poll(f, 2, (int)(FTS__SHM_WATCH_NS / 1000000)) < 0 && errno != EINTR)
+			fts__sleep_until(now + FTS__SHM_WATCH_NS);   /* not to spin */
+		if (f[1].revents)
+			return NULL;
+		if (f[0].revents & POLLIN && answer_all(p, p->listenfd) < 0)
+			fts__sleep_until(now + 10000000);   /* out of fds: not to spin on POLLIN */
+	}
+}
+
 int fts__publisher_show(struct fts__publisher *p, char *err, size_t errlen)
 {
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int rc;
+
 	if (rename(p->tmp, p->path) < 0) {
 		say(err, errlen, "%s: %s", p->path, strerror(errno));
 		return -1;
 	}
-	p->tmp[0] = '\0';
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_attr_init(&attr);
+	if (rc == 0) {
+		rc = pthread_create(&p->thread, &attr, answering, p);
+		pthread_attr_destroy(&attr);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		say(err, errlen, "the thread answering readers: %s", strerror(rc));
+		return -1;
+	}
+	p->thread_on = 1;
 	return 0;
 }
 
@@ -154,16 +385,38 @@ void fts__publisher_beat(struct fts__publisher *p, uint64_t counter)
 
 void fts__publisher_close(struct fts__publisher *p, uint32_t state, const char *why)
 {
+	struct stat st;
+	uint64_t one = 1;
+
 	if (p->head) {
 		snprintf(p->head->why, sizeof(p->head->why), "%s", why ? why : "");
 		__atomic_store_n(&p->head->state, state, __ATOMIC_RELEASE);
-		msync(p->map, FTS__SHM_HEAD, MS_ASYNC);
 	}
+	if (p->thread_on) {
+		if (write(p->wakefd, &one, sizeof(one)) < 0) {
+			/* an eventfd at its limit: the thread wakes anyway */
+		}
+		pthread_join(p->thread, NULL);
+		p->thread_on = 0;
+	}
+	/* Our socket leaves with us; anything else at the path is someone else's. */
+	if (p->listenfd >= 0 && lstat(p->path, &st) == 0 && st.st_dev == p->dev &&
+	    st.st_ino == p->ino)
+		unlink(p->path);
 	if (p->tmp[0])
 		unlink(p->tmp);
+	p->tmp[0] = '\0';
+	if (p->rofd >= 0 && p->rofd != p->memfd)
+		close(p->rofd);
+	if (p->memfd >= 0)
+		close(p->memfd);   /* the mapping keeps the memory */
+	if (p->listenfd >= 0)
+		close(p->listenfd);
+	if (p->wakefd >= 0)
+		close(p->wakefd);
 	if (p->lockfd >= 0)
 		close(p->lockfd);
-	p->lockfd = -1;
+	p->rofd = p->memfd = p->listenfd = p->wakefd = p->lockfd = -1;
 	p->head = NULL;
 }
 
@@ -227,6 +480,141 @@ static int proven_on(const struct fts__shm_head *h, const cpu_set_t *need, char 
 	return 1;
 }
 
+/* The fds of an SCM_RIGHTS answer: the first in *fd (-1: none), every other closed.
+ * -1 if the answer was cut (fds may have been lost on the way). */
+static int take_fds(struct msghdr *m, int *fd)
+{
+	*fd = -1;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < n; i++) {
+			int f;
+			memcpy(&f, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (*fd < 0)
+				*fd = f;
+			else
+				close(f);
+		}
+	}
+	if (m->msg_flags & MSG_CTRUNC) {
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+/* Wait for sock to be readable until deadline (CLOCK_MONOTONIC ns): 1, or 0 at the
+ * deadline, whatever signals arrive. */
+static int wait_readable(int sock, int64_t deadline)
+{
+	for (;;) {
+		struct pollfd f = { .fd = sock, .events = POLLIN };
+		int64_t now;
+
+		if (fts__now(CLOCK_MONOTONIC, &now) < 0 || now >= deadline)
+			return 0;
+		int ms = (int)((deadline - now + 999999) / 1000000);
+		int r = poll(&f, 1, ms);
+		if (r > 0)
+			return 1;
+		if (r < 0 && errno != EINTR)
+			return 0;
+	}
+}
+
+int fts__shared_fetch(const char *path, char *why, size_t len)
+{
+	struct sockaddr_un a;
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	struct stat st;
+	char byte, ctl[CMSG_SPACE(4 * sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	int64_t now;
+	ssize_t r;
+	int sock, fd = -1, seals;
+
+	if (lstat(path, &st) < 0) {
+		say(why, len, "%s", strerror(errno));
+		return -1;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		say(why, len, "a symbolic link (not followed)");
+		return -1;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		say(why, len, "not a socket (faststamp serve publishes through a unix socket; "
+		    "this is %s)", what_is(&st));
+		return -1;
+	}
+	if (sock_addr(&a, path) < 0) {
+		say(why, len, "too long for a unix socket's path");
+		return -1;
+	}
+	/* Non-blocking: a publisher whose queue is full, or that does not answer, costs
+	 * this conversion FTS__SHM_ANSWER_NS at most. */
+	sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (sock < 0) {
+		say(why, len, "socket: %s", strerror(errno));
+		return -1;
+	}
+	if (connect(sock, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		say(why, len, "%s", errno == ECONNREFUSED ? "no publisher listens there (its "
+		    "publisher stopped or died)" : errno == EAGAIN ? "its publisher is too busy "
+		    "to answer" : strerror(errno));
+		goto out;
+	}
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0) {
+		say(why, len, "SO_PEERCRED: %s", strerror(errno));
+		goto out;
+	}
+	if (!trusted_owner(cred.uid)) {
+		say(why, len, "its publisher runs as uid %lu, not root, this user or %s",
+		    (unsigned long)cred.uid, FTS_SERVICE_USER);
+		goto out;
+	}
+	if (fts__now(CLOCK_MONOTONIC, &now) < 0 || !wait_readable(sock, now + FTS__SHM_ANSWER_NS)) {
+		say(why, len, "its publisher did not answer within %lld ms",
+		    (long long)(FTS__SHM_ANSWER_NS / 1000000));
+		goto out;
+	}
+	do
+		r = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		say(why, len, "its answer: %s", strerror(errno));
+		goto out;
+	}
+	if (take_fds(&m, &fd) < 0 || fd < 0) {
+		say(why, len, "its answer held no history's memory");
+		goto out;
+	}
+	/* The one rule that keeps every signal away: memory no one can shrink. */
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || (seals & (F_SEAL_SHRINK | F_SEAL_GROW)) != (F_SEAL_SHRINK | F_SEAL_GROW)) {
+		say(why, len, "its memory is not sealed against shrinking and growing%s",
+		    seals < 0 ? " (not a memfd)" : "");
+		goto bad;
+	}
+	if (!(seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE))) {
+		say(why, len, "its memory is not sealed against writing: any reader could change it");
+		goto bad;
+	}
+	close(sock);
+	return fd;
+bad:
+	close(fd);
+out:
+	close(sock);
+	return -1;
+}
+
 int fts__shared_attach(struct fts__shared *s, const char *path, const struct fts__head *id,
 		       const cpu_set_t *need, uint64_t counter_now, char *why, size_t len)
 {
@@ -237,22 +625,11 @@ int fts__shared_attach(struct fts__shared *s, const char *path, const struct fts
 	int fd;
 
 	memset(s, 0, sizeof(*s));
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		say(why, len, "%s", strerror(errno));
+	fd = fts__shared_fetch(path, why, len);
+	if (fd < 0)
 		return -1;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		say(why, len, "not a regular file");
-		goto fail;
-	}
-	if (st.st_mode & 022) {
-		say(why, len, "writable by its group or others");
-		goto fail;
-	}
-	if (!trusted_owner(st.st_uid)) {
-		say(why, len, "owned by uid %lu, not root, this user or %s", (unsigned long)st.st_uid,
-		    FTS_SERVICE_USER);
+	if (fstat(fd, &st) < 0) {
+		say(why, len, "%s", strerror(errno));
 		goto fail;
 	}
 	if ((size_t)st.st_size < FTS__SHM_HEAD) {

@@ -1,10 +1,37 @@
 /* shared.h - one calibration for the whole machine: `faststamp serve` publishes the
- * process clock's history in a file that other processes map read-only and convert
- * with. Not installed.
+ * process clock's history in sealed memory that other processes map read-only and
+ * convert with. Not installed.
  *
- * The file: a header (512 bytes), then a history's region (history.h) exactly as the
- * publisher's history lies in memory; the publisher maps it shared and writes it in
- * place, readers map it read-only. Native byte order: the file is for this machine.
+ * The model: no action on any file can deliver a signal to a reader or to the
+ * publisher. A mapping faults (SIGBUS) only when its file shrinks under it, and a file
+ * on disk can be truncated by whoever may write it; so the history lives in no file on
+ * disk. It lives in a memfd the publisher creates, sizes, maps, and then seals:
+ *
+ *   F_SEAL_SHRINK | F_SEAL_GROW   its size is fixed for its life: no mapping of it, the
+ *                                 publisher's or a reader's, can ever fault
+ *   F_SEAL_FUTURE_WRITE           no one may write it from now on, through any fd or a
+ *                                 new mapping: only the publisher's own mapping, made
+ *                                 before the seal, writes (readers cannot corrupt each
+ *                                 other's history)
+ *   F_SEAL_SEAL                   and the seals are final
+ *
+ * PATH (default /run/faststamp/clock) is a unix stream socket the publisher listens on.
+ * A reader connects (non-blocking), checks the peer with SO_PEERCRED (root, the reader's
+ * own user or the service's user), and receives one read-only fd of the memfd
+ * (SCM_RIGHTS) within 100 ms, or gives up. It then checks with F_GET_SEALS that the
+ * memory is sealed as above (a regular file, or an unsealed memfd, is refused), maps
+ * it PROT_READ, and closes the fd and the socket: from then on it holds only a mapping
+ * that no one can shrink, whatever happens to PATH or to the publisher.
+ *
+ * What is at PATH can be removed, truncated, overwritten or copied over: none of it
+ * touches the memory. The publisher looks at PATH every 100 ms (lstat: the device and
+ * inode of the socket it bound); when PATH is gone or is something else, it binds a new
+ * socket and renames it over PATH, and says so (faststamp serve prints it). If the
+ * directory no longer passes its checks, or PATH is another socket (another publisher,
+ * whose place is not fought over), it says why and serve exits.
+ *
+ * The memory: a header (512 bytes), then a history's region (history.h) exactly as the
+ * publisher's history lies in memory. Native byte order: it is for this machine.
  *
  *   the header      what the history is of (counter kind and frequency, clocksource,
  *                   boot), the publisher (pid, state, the reason it stopped) and its
@@ -12,21 +39,22 @@
  *                   100 ms; readers take it as alive while the beat is under 1 s old
  *   the region      the latch, the two states, the directories and the chunks
  *
- * The publisher creates the file beside the path (PATH.new.PID, O_EXCL|O_NOFOLLOW,
- * mode 0644), takes its first samples into it, then renames it over the path, so a
- * reader finds either the old file or a whole new one. PATH.lock, held with flock(2)
- * for the publisher's life (the kernel drops it when the process dies, however it
- * dies), keeps a second publisher away.
+ * The publisher binds its socket beside PATH (PATH.new.PID), takes its first samples,
+ * then renames the socket over PATH, so a reader finds either the old publisher or the
+ * new one. PATH.lock, held with flock(2) for the publisher's life (the kernel drops it
+ * when the process dies, however it dies), keeps a second publisher away; a socket a
+ * dead publisher left is replaced.
  *
- * A reader trusts nothing in the file. It checks the owner and mode before it maps,
- * the header's magic, version and geometry against the file's size, and it reads the
- * history with the read side's checks (every index against its own limits, retries
- * bounded). */
+ * A reader trusts nothing in the memory. It checks the header's magic, version and
+ * geometry against the memory's size, and it reads the history with the read side's
+ * checks (every index against its own limits, retries bounded). */
 #ifndef FTS__SHARED_H
 #define FTS__SHARED_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "histfile.h"
 #include "history.h"
@@ -69,30 +97,53 @@ _Static_assert(sizeof(struct fts__shm_head) <= FTS__SHM_HEAD, "the header fits i
 
 /* ---- the publisher ------------------------------------------------------------------- */
 
+#define FTS__SHM_ANSWER_NS 100000000LL   /* a reader waits this long for its fd */
+#define FTS__SHM_WATCH_NS 100000000LL    /* the publisher looks at PATH this often */
+
 struct fts__publisher {
 	int lockfd;
+	int memfd;                 /* the history's memory, read-write: the publisher's */
+	int rofd;                  /* the same memory opened read-only: what readers get */
+	int listenfd;              /* the socket bound at path */
+	int wakefd;                /* an eventfd: the answering thread stops */
+	dev_t dev;                 /* the socket's file at path */
+	ino_t ino;
+	int thread_on;
+	pthread_t thread;          /* answers readers and watches path */
 	void *map;
 	size_t len;
 	struct fts__shm_head *head;
 	char path[4096], tmp[4096];
+	/* what the answering thread has to say (faststamp serve prints it): under news_lock */
+	pthread_mutex_t news_lock;
+	unsigned news_seq;         /* bumped at every new note */
+	int failed;                /* it could not publish at path any more */
+	uint64_t answered, rebinds;
+	char news[512];
 };
 
 /* Prepare to publish at path a history of the counter id describes: check the
- * directory (ours, writable by no one else), take PATH.lock, create PATH.new.PID and
- * map it. *region is where the history goes (region_len, from fts__calib_dims). 0, or
- * -1 with what is wrong in err. */
+ * directory (ours, writable by no one else), take PATH.lock, create the memory and map
+ * it, seal it, and bind the socket at PATH.new.PID. *region is where the history goes
+ * (region_len, from fts__calib_dims). 0, or -1 with what is wrong in err. */
 int fts__publisher_open(struct fts__publisher *p, const char *path, const struct fts__head *id,
 			uint64_t interval_ns, uint32_t dircap, size_t region_len, void **region,
 			char *err, size_t errlen);
 /* What the publisher found of the counter across CPUs (before it shows the file):
  * cpus NULL when the kernel keeps time with the counter, and no proof is needed. */
 void fts__publisher_proof(struct fts__publisher *p, const cpu_set_t *cpus, int64_t skew_ns);
-/* Put the file in place (rename over path): readers may attach from now on. */
+/* Put the socket in place (rename over path) and start answering: readers may attach
+ * from now on. */
 int fts__publisher_show(struct fts__publisher *p, char *err, size_t errlen);
 /* The heartbeat: the counter now. */
 void fts__publisher_beat(struct fts__publisher *p, uint64_t counter);
-/* Say the publisher stopped (state, why) and let go of the file and the lock. The
- * mapping stays (the history in it may still be in use by this process). */
+/* What the answering thread said since seq (*seq updated): 1 with the note in buf, 0
+ * if nothing new. *failed: it cannot publish any more (serve exits). */
+int fts__publisher_news(struct fts__publisher *p, unsigned *seq, char *buf, size_t len,
+			int *failed);
+/* Say the publisher stopped (state, why), stop answering, remove its socket, and let go
+ * of the lock. The mapping stays (the history in it may still be in use by this
+ * process). */
 void fts__publisher_close(struct fts__publisher *p, uint32_t state, const char *why);
 
 /* ---- readers ---------------------------------------------------------------------- */
@@ -104,10 +155,15 @@ struct fts__shared {
 	uint64_t stale_ticks;      /* a beat older than this many counter ticks is stale */
 };
 
-/* Open and check the file at path (owner, mode, header, geometry, identity: this boot,
- * the counter and clocksource in use; a live publisher with samples; a counter proven
- * on every CPU of need, unless need is NULL: this process's counter needs no proof)
- * and map it. 0, or -1 with the reason in why. */
+/* Ask the publisher at path for its memory: path a socket (not followed if a
+ * symbolic link), its peer trusted (root, this user or the service's user), an answer
+ * within FTS__SHM_ANSWER_NS holding one fd, of memory sealed against shrinking, growing
+ * and writing. The fd (close-on-exec), or -1 with the reason in why. */
+int fts__shared_fetch(const char *path, char *why, size_t len);
+/* Fetch the memory at path, check it (header, geometry, identity: this boot, the
+ * counter and clocksource in use; a live publisher with samples; a counter proven on
+ * every CPU of need, unless need is NULL: this process's counter needs no proof) and
+ * map it. 0, or -1 with the reason in why. */
 int fts__shared_attach(struct fts__shared *s, const char *path, const struct fts__head *id,
 		       const cpu_set_t *need, uint64_t counter_now, char *why, size_t len);
 /* The structural checks alone, for a header over a file of size bytes. */

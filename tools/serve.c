@@ -1,5 +1,6 @@
 /* faststamp serve - the machine's one calibration sampler: it publishes the process
- * clock's history in a file that every process converting stamps maps and uses. */
+ * clock's history in sealed memory, handed out at a unix socket, that every process
+ * converting stamps maps and uses. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,20 +19,27 @@ static const char usage[] =
 	"  CLOCK_REALTIME every N ms and publish the history at PATH, where every process\n"
 	"  that converts stamps finds it at its first conversion and uses it instead of\n"
 	"  calibrating its own (FASTSTAMP_SHARED names another path, or 0 for none).\n"
-	"  --path PATH      the file to publish (default " FTS_SHARED_PATH "); its directory\n"
-	"                   must be this user's and writable by no one else\n"
+	"  The history is sealed memory (memfd) no one can shrink or write but serve; PATH\n"
+	"  is a unix socket that hands it out. If PATH is removed or replaced, serve puts\n"
+	"  its socket back within 100 ms and says so.\n"
+	"  --path PATH      the socket to publish at (default " FTS_SHARED_PATH "); its\n"
+	"                   directory must be this user's and writable by no one else\n"
 	"  --record FILE    also append every sample and event to FILE, a history file that\n"
 	"                   converts any process's stamps later (faststamp convert)\n"
 	"  --interval-ms N  sampling period, 1..60000 (default 100); the heartbeat readers\n"
 	"                   check comes at least every 100 ms whatever N is\n"
-	"Runs in the foreground until SIGTERM or SIGINT, then marks the file stopped.\n"
+	"Runs in the foreground until SIGTERM or SIGINT, then marks the history stopped\n"
+	"and removes its socket.\n"
 	"Exit 0 when stopped by a signal, 1 on a failure (another instance publishes at\n"
-	"PATH; the counter became untrusted), 2 on a usage error.\n";
+	"PATH; the counter became untrusted; PATH's directory became unusable, or PATH\n"
+	"became another publisher's socket), 2 on a usage error.\n";
 
-/* What is wrong with the file to publish or record at path, found before any sampling
- * (the publisher would find a directory only at its rename, with PATH.lock made beside
- * it); NULL when nothing is. An existing symbolic link is replaced, not followed. */
-static const char *bad_file(const char *path)
+/* What is wrong with the path to publish at (sock: a socket there is a dead
+ * publisher's, replaced) or the file to record in, found before any sampling (the
+ * publisher would find a directory only at its rename, with PATH.lock made beside it);
+ * NULL when nothing is. An existing symbolic link or regular file is replaced, not
+ * followed. */
+static const char *bad_file(const char *path, int sock)
 {
 	struct stat st;
 
@@ -41,8 +49,9 @@ static const char *bad_file(const char *path)
 		return NULL;
 	if (S_ISDIR(st.st_mode))
 		return "Is a directory: it names the file, not its directory";
-	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
-		return "exists and is not a regular file";
+	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode) && !(sock && S_ISSOCK(st.st_mode)))
+		return sock ? "exists and is neither a socket nor a regular file"
+			    : "exists and is not a regular file";
 	return NULL;
 }
 
@@ -57,7 +66,8 @@ int fts_tool_serve(int argc, char **argv)
 	const char *why;
 	sigset_t stop;
 	char err[512];
-	int sig = 0;
+	unsigned seq = 0;
+	int sig = 0, failed;
 
 	for (int i = 1; i < argc; i++) {
 		const char *v;
@@ -86,11 +96,11 @@ int fts_tool_serve(int argc, char **argv)
 			return 2;
 		}
 	}
-	if ((why = bad_file(path))) {
+	if ((why = bad_file(path, 1))) {
 		fprintf(stderr, "faststamp serve: --path %s: %s\n", path, why);
 		return 1;
 	}
-	if (record && (why = bad_file(record))) {
+	if (record && (why = bad_file(record, 0))) {
 		fprintf(stderr, "faststamp serve: --record %s: %s\n", record, why);
 		return 1;
 	}
@@ -122,10 +132,21 @@ int fts_tool_serve(int argc, char **argv)
 	       record ? record : "");
 	fflush(stdout);
 	for (;;) {
-		struct timespec second = { 1, 0 };
-		sig = sigtimedwait(&stop, NULL, &second);
+		/* 100 ms: what the publisher says about its path is said at once */
+		struct timespec tick = { 0, 100000000 };
+		sig = sigtimedwait(&stop, NULL, &tick);
 		if (sig == SIGTERM || sig == SIGINT)
 			break;
+		if (fts__clock_serve_news(&seq, err, sizeof(err), &failed)) {
+			fprintf(stderr, "faststamp serve: %s\n", err);
+			if (failed) {
+				fprintf(stderr, "faststamp serve: exiting: it no longer publishes "
+					"at %s\n", path);
+				fts_clock_record(NULL);
+				fts__clock_serve_stop("its path could not be published at any more");
+				return 1;
+			}
+		}
 		fts__clock_state(&cs);
 		if (cs.faulted) {
 			fprintf(stderr, "faststamp serve: the counter is no longer trusted: %s\n",
