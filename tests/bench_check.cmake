@@ -150,7 +150,7 @@ elseif(MODE STREQUAL "json")
     string(JSON size GET "${out}" shared_file_bytes)
     string(JSON alloc GET "${out}" shared_file_allocated_bytes)
     if(NOT alloc LESS size)
-      message(FATAL_ERROR "the shared file is not sparse: ${alloc} bytes allocated of ${size}")
+      message(FATAL_ERROR "the shared history is not sparse: ${alloc} bytes resident of ${size}")
     endif()
     string(JSON path GET "${out}" shared_path)
     get_filename_component(dir "${path}" DIRECTORY)
@@ -201,9 +201,9 @@ elseif(MODE STREQUAL "text")
       "  10 ms +${n} +${n} +${n} +${n} +${n} +${n} +${n} +[0-9.]+ +[0-9.]+"
       "  50 ms +- +\\(not with --quick\\)\n"
       "  target median <= 100, p90 <= 500 at every gap \\(50 ms not measured\\):\n    own (met|NOT met)"
-      "  memory: the file [0-9.]+ MiB long, ${n} KiB of it allocated"
-      "in a shared process ${n} KiB of it resident in"
-      "${n} KiB anonymous in it\n"
+      "  memory: the shared history [0-9.]+ MiB long \\(sealed memory"
+      "${n} KiB resident in the publisher's mapping; in a shared process ${n} KiB\n"
+      "  of it resident in its mapping, ${n} KiB anonymous in it\n"
       "  anonymous memory of a process, KiB, from before its first conversion: after it\n")
   endif()
   # Shown on failure without "SKIP:", which would make CTest count the test skipped.

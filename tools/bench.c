@@ -1133,11 +1133,14 @@ static long proc_status(const char *key)
 	return v;
 }
 
-/* What process pid ("self" or a number) holds of the file at path through its mappings:
- * resident kB (the file's pages in memory it maps, shared with whoever maps them) and
- * anonymous kB (copies of its own; smaps' Private_* would count file pages no other
- * process maps at the moment). 0, or -1 if it maps none of it. */
-static int map_kib(const char *pid, const char *path, long *rss, long *anon)
+/* The name /proc/PID/smaps gives the shared history's memory (serve's memfd). */
+#define SHARED_MAP_NAME "/memfd:faststamp-history (deleted)"
+
+/* What process pid ("self" or a number) holds of the mapping named path: its size kB,
+ * resident kB (the memory's pages it maps, shared with whoever maps them) and
+ * anonymous kB (copies of its own; smaps' Private_* would count pages no other process
+ * maps at the moment). 0, or -1 if it maps none of it. */
+static int map_kib(const char *pid, const char *path, long *size, long *rss, long *anon)
 {
 	char name[64], line[4400];
 	size_t plen = strlen(path);
@@ -1148,7 +1151,7 @@ static int map_kib(const char *pid, const char *path, long *rss, long *anon)
 	snprintf(name, sizeof(name), "/proc/%s/smaps", pid);
 	if (!(f = fopen(name, "r")))
 		return -1;
-	*rss = *anon = 0;
+	*size = *rss = *anon = 0;
 	while (fgets(line, sizeof(line), f)) {
 		size_t n = strcspn(line, "\n");
 		line[n] = '\0';
@@ -1157,6 +1160,8 @@ static int map_kib(const char *pid, const char *path, long *rss, long *anon)
 		if ((line[0] >= '0' && line[0] <= '9') || (line[0] >= 'a' && line[0] <= 'f')) {
 			in = n > plen && !strcmp(line + n - plen, path) && line[n - plen - 1] == ' ';
 			found |= in;
+		} else if (in && sscanf(line, "Size: %ld", &v) == 1) {
+			*size += v;
 		} else if (in && sscanf(line, "Rss: %ld", &v) == 1) {
 			*rss += v;
 		} else if (in && sscanf(line, "Anonymous: %ld", &v) == 1) {
@@ -1266,9 +1271,8 @@ static int sh_child_gaps(int role, int quick, long anon0)
 	       (long long)stamp_ns(&SC.s[0], &SC.s[kept - 1]), rounds);
 	printf("anon_end_kib %ld\n", proc_status("RssAnon:") - anon0);
 	if (role == SH_SHARED) {
-		const char *path = getenv("FASTSTAMP_SHARED");
-		long rss, anon;
-		if (path && map_kib("self", path, &rss, &anon) == 0)
+		long size, rss, anon;
+		if (map_kib("self", SHARED_MAP_NAME, &size, &rss, &anon) == 0)
 			printf("map_rss_kib %ld\nmap_anon_kib %ld\n", rss, anon);
 	}
 	print_sharing("_end");
@@ -1843,7 +1847,6 @@ static void shared_section(int quick)
 	const char *tmp = getenv("TMPDIR");
 	char tmpl[PATH_MAX];
 	struct statfs fs;
-	struct stat st;
 	pid_t serve;
 
 	S.attached = 1;
@@ -1877,13 +1880,13 @@ static void shared_section(int quick)
 	}
 	if (sh_first(quick ? 5 : 9) == 0 && sh_gaps_run(quick) == 0) {
 		char pid[24];
-		long rss, anon;
-		if (stat(S.path, &st) == 0) {
-			S.file_bytes = (double)st.st_size;
-			S.file_alloc = (double)st.st_blocks * 512;
-		}
+		long size, rss, anon;
 		snprintf(pid, sizeof(pid), "%ld", (long)serve);
-		S.pub_rss = map_kib(pid, S.path, &rss, &anon) == 0 ? (double)rss * 1024 : NAN;
+		if (map_kib(pid, SHARED_MAP_NAME, &size, &rss, &anon) == 0) {
+			S.file_bytes = (double)size * 1024;
+			S.pub_rss = (double)rss * 1024;
+			S.file_alloc = S.pub_rss;   /* a memfd's pages exist once touched */
+		}
 		S.ran = 1;
 	}
 	S.serve_status = serve_stop(serve);
@@ -2177,11 +2180,10 @@ static void print_shared(int quick)
 	if (S.gap_failed[SH_OWN] || S.gap_failed[SH_SHARED])
 		printf("  WARNING: conversions failed: %d own, %d shared\n", S.gap_failed[SH_OWN],
 		       S.gap_failed[SH_SHARED]);
-	printf("  memory: the file %.1f MiB long, %.0f KiB of it allocated (st_blocks: sparse), %.0f KiB\n"
-	       "  resident in the publisher's mapping; in a shared process %.0f KiB of it resident in\n"
-	       "  its mapping (page cache, holes read as zeros included), %.0f KiB anonymous in it\n",
-	       S.file_bytes / 1048576, S.file_alloc / 1024, S.pub_rss / 1024, S.map_rss / 1024,
-	       S.map_anon / 1024);
+	printf("  memory: the shared history %.1f MiB long (sealed memory, untouched pages take\n"
+	       "  none), %.0f KiB resident in the publisher's mapping; in a shared process %.0f KiB\n"
+	       "  of it resident in its mapping, %.0f KiB anonymous in it\n",
+	       S.file_bytes / 1048576, S.pub_rss / 1024, S.map_rss / 1024, S.map_anon / 1024);
 	printf("  anonymous memory of a process, KiB, from before its first conversion: after it\n"
 	       "  %+.0f shared, %+.0f own; at its end %+.0f shared, %+.0f own\n",
 	       S.anon_first[SH_SHARED] / 1024, S.anon_first[SH_OWN] / 1024,
