@@ -9,6 +9,12 @@
  * human-readable detail. Exit 0 when the run happened (whatever its verdict), 2 when it
  * could not (bad scenario, backend not tsc, no memory).
  *
+ * usage: guest_stamp decision
+ * The library's choice of backend, as fts_get_info() gives it, with the evidence it
+ * rests on: "FTS-DECISION env=... backend=... ..." and "FTS-DECISION-REASON ...".
+ * With the counter chosen, one stamp is converted and judged against its bracket, so
+ * the warp test across CPUs has run and its verdict is printed. Changes no clock.
+ *
  * Times "relative to the fault" are CLOCK_MONOTONIC, read just before each bracket:
  * the brackets themselves are CLOCK_REALTIME, which the fault steps.
  */
@@ -283,14 +289,30 @@ static void fault_tick(const struct scenario *sc, struct fault *f)
 		 nominal, tx.tick, sc->arg, f->ok ? "done" : strerror(errno));
 }
 
+/* Through the other clocksources and back to the one the guest keeps time with, a
+ * second apart: from tsc, hpet acpi_pm tsc; from acpi_pm, hpet tsc acpi_pm. */
 static void fault_clocksource(const struct scenario *sc, struct fault *f)
 {
-	static const char *const to[] = { "hpet", "acpi_pm", "tsc" };
-	size_t used = 0;
+	static const char *const all[] = { "hpet", "acpi_pm", "tsc" };
+	const char *to[3];
+	char home[32];
+	size_t used = 0, k = 0;
 
 	(void)sc;
+	read_word(CLOCKSOURCE, home, sizeof(home));
+	for (size_t i = 0; i < 3; i++)
+		if (strcmp(all[i], home))
+			to[k++] = all[i];
+	if (k == 3) {   /* not one of the three: the guest's kind is unknown here */
+		f->mono = now(CLOCK_MONOTONIC);
+		snprintf(f->what, sizeof(f->what), "clocksource switches: started on %s, not "
+			 "hpet, acpi_pm or tsc", home);
+		return;
+	}
+	to[2] = home;
 	f->ok = 1;
-	used += snprintf(f->what, sizeof(f->what), "clocksource switches (a second apart):");
+	used += snprintf(f->what, sizeof(f->what), "clocksource switches from %s (a second apart):",
+			 home);
 	for (int i = 0; i < 3; i++) {
 		char cur[32];
 		int rc;
@@ -453,6 +475,43 @@ static void show(const char *tag, size_t i, int64_t ns, int64_t err, const struc
 		       rel_us(r, f), ns - r->before, ns - r->after, err, miss(r, ns, err));
 }
 
+/* The decision, for run-scenario to judge against what the guest's kind should give:
+ * flags as fts_get_info() has them (CPUID's invariant_tsc, Linux's constant_tsc and
+ * nonstop_tsc), comma-separated so that every field is one word. */
+static int decision(void)
+{
+	struct fts_info info = { .size = sizeof(info) };
+	struct rec r;
+	int64_t ns = 0, err = -1, m = -1;
+	char flags[sizeof(info.cpu_flags)];
+
+	if (fts_get_info(&info) < 0) {
+		printf("FTS-DECISION error=fts_get_info-errno-%d\n", errno);
+		return 2;
+	}
+	snprintf(flags, sizeof(flags), "%s", info.cpu_flags[0] ? info.cpu_flags : "-");
+	for (char *c = flags; *c; c++)
+		if (*c == ' ')
+			*c = ',';
+	if (!strcmp(info.backend, "tsc")) {
+		r.mono = now(CLOCK_MONOTONIC);
+		r.before = now(CLOCK_REALTIME);
+		store_fast_timestamp(&r.stamp);
+		r.after = now(CLOCK_REALTIME);
+		if (fts_convert(&r.stamp, &ns, &err) == 0)
+			m = miss(&r, ns, err);
+		fts_get_info(&info);
+	}
+	printf("FTS-DECISION env=%s backend=%s clocksource=%s cpu_flags=%s counter_hz=%" PRIu64
+	       " stamp_err_ns=%" PRId64 " stamp_miss_ns=%" PRId64 " cpu_skew_ns=%" PRId64 "\n",
+	       info.env_backend[0] ? info.env_backend : "-", info.backend,
+	       info.clocksource[0] ? info.clocksource : "-", flags, info.counter_hz, err, m,
+	       info.cpu_skew_ns);
+	printf("FTS-DECISION-REASON %s\n", info.reason);
+	printf("FTS-DECISION-PROOF %s\n", info.proof[0] ? info.proof : "-");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const struct scenario *sc = NULL;
@@ -466,6 +525,9 @@ int main(int argc, char **argv)
 	size_t n, first_wide = 0, last_wide = 0, prev_miss = 0, runs = 0, gap_at = 0, long_gaps = 0;
 	int64_t *est, *err;
 
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 2 && !strcmp(argv[1], "decision"))
+		return decision();
 	for (size_t i = 0; argc == 2 && i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		if (!strcmp(argv[1], scenarios[i].name))
 			sc = &scenarios[i];
@@ -479,13 +541,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: guest_stamp SCENARIO (");
 		for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 			fprintf(stderr, "%s%s", i ? " " : "", scenarios[i].name);
-		fprintf(stderr, ")\n");
+		fprintf(stderr, " | decision)\n");
 		return 2;
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	/* The lab tests the counter path; TCG does not report an invariant TSC, so the
-	 * library would not choose it by itself. */
+	/* The lab tests the counter path, which the library would not choose by itself in
+	 * its guests: under TCG the TSC is not invariant unless QEMU is told to say it is,
+	 * and the guest that says so keeps time with acpi_pm or hpet. */
 	if (fts_get_info(&info) < 0 || strcmp(info.backend, "tsc")) {
 		printf("FTS-RESULT scenario=%s error=backend-not-tsc backend=%s\n", sc->name,
 		       info.backend);
@@ -602,6 +664,7 @@ int main(int argc, char **argv)
 	       info.clocksource, info.samples, info.samples_taken, info.step_window_ns,
 	       info.sampler_running ? "running" : "stopped");
 	printf("FTS-INFO reason=%s\n", info.reason);
+	printf("FTS-INFO proof=%s\n", info.proof[0] ? info.proof : "-");
 	/* outside, worst_miss_ns: conversions after the run whose bound missed the bracket;
 	 * straddling: brackets with a backward step inside (judged as miss() says);
 	 * tagged: stamps the library took with clock_gettime after a counter fault;
@@ -612,12 +675,12 @@ int main(int argc, char **argv)
 	       " errors=%" PRIu64 " immediate=%" PRIu64 " immediate_outside=%" PRIu64
 	       " immediate_worst_ns=%" PRId64 " wide=%" PRIu64 " wide_from_us=%.1f wide_to_us=%.1f"
 	       " wide_span_us=%.1f max_err_ns=%" PRId64 " max_gap_us=%.1f fault_gap_us=%.1f steps_seen=%" PRIu64
-	       " suspends_seen=%" PRIu64 " samples_taken=%" PRIu64 " backend=%s clocksource=%s\n",
+	       " suspends_seen=%" PRIu64 " samples_taken=%" PRIu64 " cpu_skew_ns=%" PRId64 " backend=%s clocksource=%s\n",
 	       sc->name, f.ok, n, outside, worst, straddling, tagged, errors + imm.errors, imm.count,
 	       imm.outside, imm.worst, wide, wide ? rel_us(&recs[first_wide], &f) : 0.0,
 	       wide ? rel_us(&recs[last_wide], &f) : 0.0,
 	       wide ? (double)(recs[last_wide].mono - recs[first_wide].mono) / 1e3 : 0.0, max_err,
 	       (double)max_gap / 1e3, (double)fault_gap / 1e3, info.steps_seen, info.suspends_seen, info.samples_taken,
-	       info.backend, info.clocksource[0] ? info.clocksource : "-");
+	       info.cpu_skew_ns, info.backend, info.clocksource[0] ? info.clocksource : "-");
 	return 0;
 }
