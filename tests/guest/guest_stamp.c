@@ -480,11 +480,18 @@ static void show(const char *tag, size_t i, int64_t ns, int64_t err, const struc
 /* The decision, for run-scenario to judge against what the guest's kind should give:
  * flags as fts_get_info() has them (CPUID's invariant_tsc, Linux's constant_tsc and
  * nonstop_tsc), comma-separated so that every field is one word. */
+static const char *errno_name(int e)
+{
+	return e == 0 ? "-" : e == EAGAIN ? "EAGAIN" : e == ERANGE ? "ERANGE" : e == EINVAL ? "EINVAL"
+	       : "other";
+}
+
 static int decision(void)
 {
 	struct fts_info info = { .size = sizeof(info) };
 	struct rec r;
-	int64_t ns = 0, err = -1, m = -1;
+	int64_t ns = 0, err = -1, m = -1, again_ms = 0;
+	int e = 0, again = -1;
 	char flags[sizeof(info.cpu_flags)], chosen[sizeof(info.backend)];
 
 	if (fts_get_info(&info) < 0) {
@@ -503,15 +510,32 @@ static int decision(void)
 	r.after = now(CLOCK_REALTIME);
 	if (fts_convert(&r.stamp, &ns, &err) == 0)
 		m = miss(&r, ns, err);
+	else
+		e = errno;
 	fts_get_info(&info);
+	/* A counter stamp taken before a warp test that could not run waits for the test,
+	 * which the library says it retries after 1 s: past that, convert it again. */
+	if (e == EAGAIN && info.cpu_skew_ns == -1) {
+		int64_t t0 = now(CLOCK_MONOTONIC);
+
+		sleep_until(t0 + 1500000000);
+		again = fts_convert(&r.stamp, &ns, &err) == 0 ? 0 : errno;
+		if (again == 0)
+			m = miss(&r, ns, err);
+		again_ms = (now(CLOCK_MONOTONIC) - t0) / 1000000;
+		fts_get_info(&info);
+	}
 	/* backend: the decision, before any calibration; after_proof: new stamps once the
 	 * warp test has run or failed to (cpu_skew_ns -1); stamp_*: the one stamp converted
-	 * (-1: the conversion failed). */
+	 * (miss -1: not converted, stamp_errno says why; stamp_again: converted again
+	 * again_ms later, "-" when not tried). */
 	printf("FTS-DECISION env=%s backend=%s after_proof=%s clocksource=%s cpu_flags=%s"
 	       " counter_hz=%" PRIu64 " stamp_err_ns=%" PRId64 " stamp_miss_ns=%" PRId64
-	       " cpu_skew_ns=%" PRId64 "\n", info.env_backend[0] ? info.env_backend : "-", chosen,
-	       info.backend, info.clocksource[0] ? info.clocksource : "-", flags, info.counter_hz,
-	       err, m, info.cpu_skew_ns);
+	       " stamp_errno=%s stamp_again=%s again_ms=%" PRId64 " cpu_skew_ns=%" PRId64 "\n",
+	       info.env_backend[0] ? info.env_backend : "-", chosen, info.backend,
+	       info.clocksource[0] ? info.clocksource : "-", flags, info.counter_hz, err, m,
+	       errno_name(e), again < 0 ? "-" : again ? errno_name(again) : "ok", again_ms,
+	       info.cpu_skew_ns);
 	printf("FTS-DECISION-REASON %s\n", info.reason);
 	printf("FTS-DECISION-PROOF %s\n", info.proof[0] ? info.proof : "-");
 	return 0;
