@@ -477,15 +477,16 @@ static void show(const char *tag, size_t i, int64_t ns, int64_t err, const struc
 		       rel_us(r, f), ns - r->before, ns - r->after, err, miss(r, ns, err));
 }
 
-/* The decision, for run-scenario to judge against what the guest's kind should give:
- * flags as fts_get_info() has them (CPUID's invariant_tsc, Linux's constant_tsc and
- * nonstop_tsc), comma-separated so that every field is one word. */
+/* The errors fts_convert() documents, by name. */
 static const char *errno_name(int e)
 {
 	return e == 0 ? "-" : e == EAGAIN ? "EAGAIN" : e == ERANGE ? "ERANGE" : e == EINVAL ? "EINVAL"
 	       : "other";
 }
 
+/* The decision, for run-scenario to judge against what the guest's kind should give:
+ * flags as fts_get_info() has them (CPUID's invariant_tsc, Linux's constant_tsc and
+ * nonstop_tsc), comma-separated so that every field is one word. */
 static int decision(void)
 {
 	struct fts_info info = { .size = sizeof(info) };
