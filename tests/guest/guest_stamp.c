@@ -7,7 +7,8 @@
  * usage: FASTSTAMP_BACKEND=tsc guest_stamp SCENARIO
  * Prints "FTS-RESULT scenario=... key=value ..." (see scripts/guest/run-scenario) and
  * human-readable detail. Exit 0 when the run happened (whatever its verdict), 2 when it
- * could not (bad scenario, backend not tsc, no memory).
+ * could not (bad scenario, backend not tsc, no memory). Where the warp test could not
+ * run, it starts itself afresh (FTS_GUEST_PROOF_TRIES counts the processes).
  *
  * usage: guest_stamp decision
  * The library's choice of backend, as fts_get_info() gives it, with the evidence it
@@ -553,7 +554,7 @@ int main(int argc, char **argv)
 	int tries;
 	int64_t start, conv_ns, worst = 0, max_err = 0, max_gap = 0, fault_gap = 0;
 	uint64_t outside = 0, straddling = 0, tagged = 0, errors = 0, wide = 0;
-	size_t n, first_wide = 0, last_wide = 0, prev_miss = 0, runs = 0, gap_at = 0, long_gaps = 0;
+	size_t n, first_wide = 0, last_wide = 0, first_tagged = 0, prev_miss = 0, runs = 0, gap_at = 0, long_gaps = 0;
 	int64_t *est, *err;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -669,8 +670,8 @@ int main(int argc, char **argv)
 		long_gaps += gap > 1000000;
 		if (i && recs[i - 1].mono < f.mono && recs[i].mono >= f.mono)
 			fault_gap = gap;
-		if (recs[i].stamp & FTS_STAMP_CLOCK_TAG)
-			tagged++;
+		if ((recs[i].stamp & FTS_STAMP_CLOCK_TAG) && !tagged++)
+			first_tagged = i;
 		if (recs[i].before > recs[i].after)
 			straddling++;
 		if (err[i] < 0)
@@ -719,19 +720,20 @@ int main(int argc, char **argv)
 	/* outside, worst_miss_ns: conversions after the run whose bound missed the bracket;
 	 * straddling: brackets with a backward step inside (judged as miss() says);
 	 * tagged: stamps the library took with clock_gettime (after a counter fault, or
-	 * while the warp test had not run); counter_stamps: the others; proof_tries: the
-	 * processes that ran the warp test, this one the last;
+	 * while the warp test had not run), the first at tagged_from_us; counter_stamps:
+	 * the others; proof_tries: the processes that ran the warp test, this one the last;
 	 * errors: failed conversions, after the run and immediate; wide*: bounds over
 	 * WIDE_NS, and where they lie relative to the fault; the rest from fts_get_info(). */
 	printf("FTS-RESULT scenario=%s fault_ok=%d stamps=%zu outside=%" PRIu64
 	       " worst_miss_ns=%" PRId64 " straddling=%" PRIu64 " tagged=%" PRIu64
-	       " errors=%" PRIu64 " immediate=%" PRIu64 " immediate_outside=%" PRIu64
-	       " immediate_worst_ns=%" PRId64 " wide=%" PRIu64 " wide_from_us=%.1f wide_to_us=%.1f"
+	       " tagged_from_us=%.1f errors=%" PRIu64 " immediate=%" PRIu64
+	       " immediate_outside=%" PRIu64 " immediate_worst_ns=%" PRId64 " wide=%" PRIu64 " wide_from_us=%.1f wide_to_us=%.1f"
 	       " wide_span_us=%.1f max_err_ns=%" PRId64 " max_gap_us=%.1f fault_gap_us=%.1f"
 	       " steps_seen=%" PRIu64 " suspends_seen=%" PRIu64 " samples_taken=%" PRIu64
 	       " cpu_skew_ns=%" PRId64 " proof_tries=%d counter_stamps=%" PRIu64
 	       " backend=%s clocksource=%s\n",
-	       sc->name, f.ok, n, outside, worst, straddling, tagged, errors + imm.errors, imm.count,
+	       sc->name, f.ok, n, outside, worst, straddling, tagged,
+	       tagged ? rel_us(&recs[first_tagged], &f) : 0.0, errors + imm.errors, imm.count,
 	       imm.outside, imm.worst, wide, wide ? rel_us(&recs[first_wide], &f) : 0.0,
 	       wide ? rel_us(&recs[last_wide], &f) : 0.0,
 	       wide ? (double)(recs[last_wide].mono - recs[first_wide].mono) / 1e3 : 0.0, max_err,
