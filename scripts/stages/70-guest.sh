@@ -6,16 +6,17 @@
 # Two guests: `tsc` keeps time with the TSC, which CPUID does not call invariant there
 # (all 12 scenarios); `acpi_pm` keeps time with acpi_pm while CPUID reports an
 # invariant TSC (QEMU's invtsc), the case where the library stays generic unless
-# forced (the scenarios in run-scenario --list). Every boot checks the library's
+# forced (8 of the 12: run-scenario --list). Every boot checks the library's
 # decision as found (generic in both) and with FASTSTAMP_BACKEND=tsc (tsc), then runs
 # its scenario with the counter forced.
 # Fails if any run has a conversion outside its bound, a fault that did not take
-# effect, a guest or a decision other than its kind's, or (in `none`) a step or suspend
-# reported without one. Skips only when QEMU cannot run here (not installable, or no
+# effect, no stamp on the counter, a guest or a decision other than its kind's, or (in
+# `none`) a step or suspend reported without one. Skips only when QEMU cannot run here (not installable, or no
 # Debian mirror for the kernel).
 # FTS_GUEST_SCENARIOS="a acpi_pm:b" runs a subset (run-scenario --list all: every run
-# there is). Consoles: $FTS_OUT/guest/NAME.log, KIND-NAME.log. About four minutes on 2
-# busy cores (20 boots of 9-14 s), plus a one-time kernel download.
+# there is). Consoles: $FTS_OUT/guest/NAME.log, KIND-NAME.log. About three minutes on
+# 2 cores (20 boots of ~9 s; 5.4 minutes, 16 s a boot, with a load average of 13 from
+# other work), plus a one-time kernel download.
 set -uo pipefail
 read -r -a scenarios <<< "${FTS_GUEST_SCENARIOS:-$("$FTS_TOP/scripts/guest/run-scenario" --list)}"
 
@@ -28,7 +29,7 @@ export FTS_GUEST_PREBUILT=1
 stage_start=$(date +%s)
 rows=() failed=() boots=0
 for s in "${scenarios[@]}"; do
-  echo "=== scenario $s"
+  echo "=== run $s"
   t0=$(date +%s)
   out=$("$FTS_TOP/scripts/guest/run-scenario" "$s" 2>&1)
   rc=$?
@@ -63,7 +64,7 @@ printf '%s\n' "${rows[@]}" | awk -v runs=${#scenarios[@]} -v boots=$boots \
           sum["stamps"] + sum["immediate"], sum["stamps"], sum["immediate"],
           sum["outside"] + sum["immediate_outside"] }' 
 if [ ${#failed[@]} -gt 0 ]; then
-  echo "guest scenarios failed: ${failed[*]} (reproduce one: scripts/guest/run-scenario NAME)"
+  echo "guest scenarios failed: ${failed[*]} (reproduce one: scripts/guest/run-scenario [KIND:]NAME)"
   exit 1
 fi
 echo "every guest scenario passed"
