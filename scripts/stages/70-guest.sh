@@ -44,7 +44,7 @@ done
 # One row per run: the FTS-GUEST and FTS-RESULT fields that tell a verdict ("-": not reported).
 cols="run fault_ok stamps outside worst_miss_ns straddling immediate immediate_outside
       wide wide_from_us wide_to_us max_err_ns steps_seen suspends_seen tagged tagged_from_us
-      counter_stamps proof_tries decision_found decision_forced backend"
+      counter_stamps proof_tries decision_found decision_forced forced_stamp backend"
 echo
 printf '%s\n' "${rows[@]}" | awk -v cols="verdict secs $cols" '
   BEGIN { n = split(cols, c, /[ \n]+/); for (i = 1; i <= n; i++) { t[0, i] = c[i]; w[i] = length(c[i]) } }
