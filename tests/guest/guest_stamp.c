@@ -7,7 +7,14 @@
  * usage: FASTSTAMP_BACKEND=tsc guest_stamp SCENARIO
  * Prints "FTS-RESULT scenario=... key=value ..." (see scripts/guest/run-scenario) and
  * human-readable detail. Exit 0 when the run happened (whatever its verdict), 2 when it
- * could not (bad scenario, backend not tsc, no memory).
+ * could not (bad scenario, backend not tsc, no memory). Where the warp test could not
+ * run, it starts itself afresh (FTS_GUEST_PROOF_TRIES counts the processes).
+ *
+ * usage: guest_stamp decision
+ * The library's choice of backend, as fts_get_info() gives it, with the evidence it
+ * rests on: "FTS-DECISION env=... backend=... ..." and "FTS-DECISION-REASON ...".
+ * One stamp is then converted and judged against its bracket: with the counter chosen
+ * the warp test across CPUs runs there, and its verdict is printed. Changes no clock.
  *
  * Times "relative to the fault" are CLOCK_MONOTONIC, read just before each bracket:
  * the brackets themselves are CLOCK_REALTIME, which the fault steps.
@@ -35,6 +42,8 @@
 #define MAX_RECS (2 << 20)          /* ~10 s of stamps, 64 MiB */
 #define SHOW 5                      /* misses printed in detail */
 #define CLOCKSOURCE "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+#define PROOF_TRIES 3               /* processes that try the warp test, at most */
+#define PROOF_TRIES_ENV "FTS_GUEST_PROOF_TRIES"
 
 struct rec {
 	int64_t mono;          /* CLOCK_MONOTONIC just before the bracket */
@@ -283,14 +292,30 @@ static void fault_tick(const struct scenario *sc, struct fault *f)
 		 nominal, tx.tick, sc->arg, f->ok ? "done" : strerror(errno));
 }
 
+/* Through the other clocksources and back to the one the guest keeps time with, a
+ * second apart: from tsc, hpet acpi_pm tsc; from acpi_pm, hpet tsc acpi_pm. */
 static void fault_clocksource(const struct scenario *sc, struct fault *f)
 {
-	static const char *const to[] = { "hpet", "acpi_pm", "tsc" };
-	size_t used = 0;
+	static const char *const all[] = { "hpet", "acpi_pm", "tsc" };
+	const char *to[3];
+	char home[32];
+	size_t used = 0, k = 0;
 
 	(void)sc;
+	read_word(CLOCKSOURCE, home, sizeof(home));
+	for (size_t i = 0; i < 3; i++)
+		if (strcmp(all[i], home))
+			to[k++] = all[i];
+	if (k == 3) {   /* not one of the three: the guest's kind is unknown here */
+		f->mono = now(CLOCK_MONOTONIC);
+		snprintf(f->what, sizeof(f->what), "clocksource switches: started on %s, not "
+			 "hpet, acpi_pm or tsc", home);
+		return;
+	}
+	to[2] = home;
 	f->ok = 1;
-	used += snprintf(f->what, sizeof(f->what), "clocksource switches (a second apart):");
+	used += snprintf(f->what, sizeof(f->what), "clocksource switches from %s (a second apart):",
+			 home);
 	for (int i = 0; i < 3; i++) {
 		char cur[32];
 		int rc;
@@ -453,6 +478,71 @@ static void show(const char *tag, size_t i, int64_t ns, int64_t err, const struc
 		       rel_us(r, f), ns - r->before, ns - r->after, err, miss(r, ns, err));
 }
 
+/* The errors fts_convert() documents, by name. */
+static const char *errno_name(int e)
+{
+	return e == 0 ? "-" : e == EAGAIN ? "EAGAIN" : e == ERANGE ? "ERANGE" : e == EINVAL ? "EINVAL"
+	       : "other";
+}
+
+/* The decision, for run-scenario to judge against what the guest's kind should give:
+ * flags as fts_get_info() has them (CPUID's invariant_tsc, Linux's constant_tsc and
+ * nonstop_tsc), comma-separated so that every field is one word. */
+static int decision(void)
+{
+	struct fts_info info = { .size = sizeof(info) };
+	struct rec r;
+	int64_t ns = 0, err = -1, m = -1, again_ms = 0;
+	int e = 0, again = -1;
+	char flags[sizeof(info.cpu_flags)], chosen[sizeof(info.backend)];
+
+	if (fts_get_info(&info) < 0) {
+		printf("FTS-DECISION error=fts_get_info-errno-%d\n", errno);
+		return 2;
+	}
+	snprintf(chosen, sizeof(chosen), "%s", info.backend);
+	snprintf(flags, sizeof(flags), "%s", info.cpu_flags[0] ? info.cpu_flags : "-");
+	for (char *c = flags; *c; c++)
+		if (*c == ' ')
+			*c = ',';
+	/* One stamp converted: the first calibration, and with it the warp test. */
+	r.mono = now(CLOCK_MONOTONIC);
+	r.before = now(CLOCK_REALTIME);
+	store_fast_timestamp(&r.stamp);
+	r.after = now(CLOCK_REALTIME);
+	if (fts_convert(&r.stamp, &ns, &err) == 0)
+		m = miss(&r, ns, err);
+	else
+		e = errno;
+	fts_get_info(&info);
+	/* A counter stamp taken before a warp test that could not run waits for the test,
+	 * which the library says it retries after 1 s: past that, convert it again. */
+	if (e == EAGAIN && info.cpu_skew_ns == -1) {
+		int64_t t0 = now(CLOCK_MONOTONIC);
+
+		sleep_until(t0 + 1500000000);
+		again = fts_convert(&r.stamp, &ns, &err) == 0 ? 0 : errno;
+		if (again == 0)
+			m = miss(&r, ns, err);
+		again_ms = (now(CLOCK_MONOTONIC) - t0) / 1000000;
+		fts_get_info(&info);
+	}
+	/* backend: the decision, before any calibration; after_proof: new stamps once the
+	 * warp test has run or failed to (cpu_skew_ns -1); stamp_*: the one stamp converted
+	 * (miss -1: not converted, stamp_errno says why; stamp_again: converted again
+	 * again_ms later, "-" when not tried). */
+	printf("FTS-DECISION env=%s backend=%s after_proof=%s clocksource=%s cpu_flags=%s"
+	       " counter_hz=%" PRIu64 " stamp_err_ns=%" PRId64 " stamp_miss_ns=%" PRId64
+	       " stamp_errno=%s stamp_again=%s again_ms=%" PRId64 " cpu_skew_ns=%" PRId64 "\n",
+	       info.env_backend[0] ? info.env_backend : "-", chosen, info.backend,
+	       info.clocksource[0] ? info.clocksource : "-", flags, info.counter_hz, err, m,
+	       errno_name(e), again < 0 ? "-" : again ? errno_name(again) : "ok", again_ms,
+	       info.cpu_skew_ns);
+	printf("FTS-DECISION-REASON %s\n", info.reason);
+	printf("FTS-DECISION-PROOF %s\n", info.proof[0] ? info.proof : "-");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const struct scenario *sc = NULL;
@@ -460,12 +550,16 @@ int main(int argc, char **argv)
 	struct fault f = { 0 };
 	struct clocks cs, cx, ce;
 	pthread_t st, ct;
-	char backend_start[16];
+	char backend_start[16], proof_start[sizeof(info.proof)];
+	int tries;
 	int64_t start, conv_ns, worst = 0, max_err = 0, max_gap = 0, fault_gap = 0;
 	uint64_t outside = 0, straddling = 0, tagged = 0, errors = 0, wide = 0;
-	size_t n, first_wide = 0, last_wide = 0, prev_miss = 0, runs = 0, gap_at = 0, long_gaps = 0;
+	size_t n, first_wide = 0, last_wide = 0, first_tagged = 0, prev_miss = 0, runs = 0, gap_at = 0, long_gaps = 0;
 	int64_t *est, *err;
 
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 2 && !strcmp(argv[1], "decision"))
+		return decision();
 	for (size_t i = 0; argc == 2 && i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 		if (!strcmp(argv[1], scenarios[i].name))
 			sc = &scenarios[i];
@@ -479,13 +573,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: guest_stamp SCENARIO (");
 		for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 			fprintf(stderr, "%s%s", i ? " " : "", scenarios[i].name);
-		fprintf(stderr, ")\n");
+		fprintf(stderr, " | decision)\n");
 		return 2;
 	}
-	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	/* The lab tests the counter path; TCG does not report an invariant TSC, so the
-	 * library would not choose it by itself. */
+	/* The lab tests the counter path, which the library would not choose by itself in
+	 * its guests: under TCG the TSC is not invariant unless QEMU is told to say it is,
+	 * and the guest that says so keeps time with acpi_pm or hpet. */
 	if (fts_get_info(&info) < 0 || strcmp(info.backend, "tsc")) {
 		printf("FTS-RESULT scenario=%s error=backend-not-tsc backend=%s\n", sc->name,
 		       info.backend);
@@ -512,6 +606,25 @@ int main(int argc, char **argv)
 		printf("FTS-RESULT scenario=%s error=fts_clock_start-errno-%d\n", sc->name, errno);
 		return 2;
 	}
+	/* A counter the kernel does not keep time with is used once the warp test has run
+	 * at the first calibration. On a loaded host the two vCPUs may not run together
+	 * long enough for it (cpu_skew_ns -1), and the library does not try again while
+	 * its sampler runs: every stamp would be a clock reading and the run would test
+	 * nothing of the counter. A fresh process tries again, before the fault is due. */
+	fts_get_info(&info);
+	tries = getenv(PROOF_TRIES_ENV) ? atoi(getenv(PROOF_TRIES_ENV)) : 1;
+	if (info.cpu_skew_ns == -1 && tries < PROOF_TRIES &&
+	    now(CLOCK_MONOTONIC) < start + PRE_NS - 300000000) {
+		char next[16];
+
+		printf("FTS-PROOF try %d of %d: %s; a fresh process tries again\n", tries,
+		       PROOF_TRIES, info.proof);
+		snprintf(next, sizeof(next), "%d", tries + 1);
+		setenv(PROOF_TRIES_ENV, next, 1);
+		execv("/proc/self/exe", argv);
+		printf("FTS-PROOF execv: %s\n", strerror(errno));
+	}
+	snprintf(proof_start, sizeof(proof_start), "%s", info.proof);
 	read_clocks(&cs);
 	pthread_create(&st, NULL, stamper, NULL);
 	pthread_create(&ct, NULL, converter, NULL);
@@ -557,8 +670,8 @@ int main(int argc, char **argv)
 		long_gaps += gap > 1000000;
 		if (i && recs[i - 1].mono < f.mono && recs[i].mono >= f.mono)
 			fault_gap = gap;
-		if (recs[i].stamp & FTS_STAMP_CLOCK_TAG)
-			tagged++;
+		if ((recs[i].stamp & FTS_STAMP_CLOCK_TAG) && !tagged++)
+			first_tagged = i;
 		if (recs[i].before > recs[i].after)
 			straddling++;
 		if (err[i] < 0)
@@ -602,22 +715,30 @@ int main(int argc, char **argv)
 	       info.clocksource, info.samples, info.samples_taken, info.step_window_ns,
 	       info.sampler_running ? "running" : "stopped");
 	printf("FTS-INFO reason=%s\n", info.reason);
+	printf("FTS-INFO proof at the start (try %d): %s\n", tries, proof_start[0] ? proof_start : "-");
+	printf("FTS-INFO proof at the end: %s\n", info.proof[0] ? info.proof : "-");
 	/* outside, worst_miss_ns: conversions after the run whose bound missed the bracket;
 	 * straddling: brackets with a backward step inside (judged as miss() says);
-	 * tagged: stamps the library took with clock_gettime after a counter fault;
+	 * tagged: stamps the library took with clock_gettime (after a counter fault, or
+	 * while the warp test had not run), the first at tagged_from_us; counter_stamps:
+	 * the others; proof_tries: the processes that ran the warp test, this one the last;
 	 * errors: failed conversions, after the run and immediate; wide*: bounds over
 	 * WIDE_NS, and where they lie relative to the fault; the rest from fts_get_info(). */
 	printf("FTS-RESULT scenario=%s fault_ok=%d stamps=%zu outside=%" PRIu64
 	       " worst_miss_ns=%" PRId64 " straddling=%" PRIu64 " tagged=%" PRIu64
-	       " errors=%" PRIu64 " immediate=%" PRIu64 " immediate_outside=%" PRIu64
-	       " immediate_worst_ns=%" PRId64 " wide=%" PRIu64 " wide_from_us=%.1f wide_to_us=%.1f"
-	       " wide_span_us=%.1f max_err_ns=%" PRId64 " max_gap_us=%.1f fault_gap_us=%.1f steps_seen=%" PRIu64
-	       " suspends_seen=%" PRIu64 " samples_taken=%" PRIu64 " backend=%s clocksource=%s\n",
-	       sc->name, f.ok, n, outside, worst, straddling, tagged, errors + imm.errors, imm.count,
+	       " tagged_from_us=%.1f errors=%" PRIu64 " immediate=%" PRIu64
+	       " immediate_outside=%" PRIu64 " immediate_worst_ns=%" PRId64 " wide=%" PRIu64 " wide_from_us=%.1f wide_to_us=%.1f"
+	       " wide_span_us=%.1f max_err_ns=%" PRId64 " max_gap_us=%.1f fault_gap_us=%.1f"
+	       " steps_seen=%" PRIu64 " suspends_seen=%" PRIu64 " samples_taken=%" PRIu64
+	       " cpu_skew_ns=%" PRId64 " proof_tries=%d counter_stamps=%" PRIu64
+	       " backend=%s clocksource=%s\n",
+	       sc->name, f.ok, n, outside, worst, straddling, tagged,
+	       tagged ? rel_us(&recs[first_tagged], &f) : 0.0, errors + imm.errors, imm.count,
 	       imm.outside, imm.worst, wide, wide ? rel_us(&recs[first_wide], &f) : 0.0,
 	       wide ? rel_us(&recs[last_wide], &f) : 0.0,
 	       wide ? (double)(recs[last_wide].mono - recs[first_wide].mono) / 1e3 : 0.0, max_err,
-	       (double)max_gap / 1e3, (double)fault_gap / 1e3, info.steps_seen, info.suspends_seen, info.samples_taken,
+	       (double)max_gap / 1e3, (double)fault_gap / 1e3, info.steps_seen,
+	       info.suspends_seen, info.samples_taken, info.cpu_skew_ns, tries, n - tagged,
 	       info.backend, info.clocksource[0] ? info.clocksource : "-");
 	return 0;
 }
