@@ -429,11 +429,17 @@ FTS__API int fts_clock_save(int fd);
  * even if the process never converts. Samples are buffered and written once a second
  * (and at every event): a crash loses at most the last second. A new or empty file is
  * started; a record of this boot and counter is appended to; anything else is left
- * alone (EEXIST). path NULL stops recording (the buffer is written, the file closed).
- * Returns 0, or -1 with errno: EEXIST, EBUSY (already recording: stop first), ENOTSUP
- * (a build without a counter, the generic backend: stamps are clock readings, which
- * convert without a history; no file is created), the errors of open(2) and
- * write(2), or fts_clock_start()'s. Thread-safe, not async-signal-safe. */
+ * alone (EEXIST). One recorder a file: the recorder holds an exclusive flock(2) on it
+ * while it records, and a second fts_clock_record on the same file, from this process
+ * or any other, fails with EBUSY and changes nothing in it. A call that fails leaves
+ * nothing behind: a file it created is removed, a file it found is left as it was.
+ * A child of fork(2) does not write to its parent's record. path NULL stops recording
+ * (the buffer is written, the file closed, the lock released).
+ * Returns 0, or -1 with errno: EEXIST, EBUSY (this process records already: stop
+ * first; or another recorder holds the file), ENOTSUP (a build without a counter, the
+ * generic backend: stamps are clock readings, which convert without a history; no file
+ * is created), the errors of open(2) and write(2), or fts_clock_start()'s.
+ * Thread-safe, not async-signal-safe. */
 FTS__API int fts_clock_record(const char *path);
 
 #ifdef __cplusplus

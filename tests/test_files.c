@@ -2,7 +2,8 @@
  * loaded one takes no samples; every truncation and every flipped byte of a file is
  * refused (EBADMSG) and nothing crashes; lengths the file does not back are never
  * allocated; the process clock's record converts every stamp stored while recording,
- * within its clock_gettime bracket; the record's rules (EEXIST, EBUSY, append). */
+ * within its clock_gettime bracket; the record's rules (EEXIST, EBUSY, append); one
+ * recorder a file, across processes; a failed start leaves nothing behind. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -14,6 +15,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -273,6 +276,209 @@ static void record_refuses_other_files(void **state)
 	assert_int_equal(errno, FTS__HAVE_COUNTER ? ENOENT : ENOTSUP);
 }
 
+/* The bytes of the file at path (NULL if there is none); *n their count. */
+static unsigned char *file_bytes(const char *path, size_t *n)
+{
+	int fd = open(path, O_RDONLY);
+	unsigned char *b;
+
+	if (fd < 0)
+		return NULL;
+	b = slurp(fd, n);
+	close(fd);
+	return b;
+}
+
+/* In a child: try to record path while the parent records it. 0 when refused with
+ * EBUSY, else what went wrong (the child's exit status). */
+static int child_tries(const char *path)
+{
+	errno = 0;
+	if (fts_clock_record(path) == 0)
+		return 1;
+	return errno == EBUSY ? 0 : 2;
+}
+
+/* Stamps taken while recording, converted from the file alone, each within its bound. */
+static size_t covered_by(const char *path, const fast_timestamp_t *st, const int64_t *truth,
+			 size_t n)
+{
+	int fd = open(path, O_RDONLY);
+	struct fts_calib *l;
+	size_t covered = 0;
+
+	assert_true(fd >= 0);
+	l = fts_calib_load(fd);
+	close(fd);
+	assert_non_null(l);
+	for (size_t i = 0; i < n; i++) {
+		int64_t ns, err;
+		if (fts_calib_convert(l, st[i], &ns, &err) == 0)
+			covered += llabs(ns - truth[i]) <= err;
+	}
+	fts_calib_free(l);
+	return covered;
+}
+
+/* Two processes, one file: whichever records first keeps it. The second's
+ * fts_clock_record fails with EBUSY and leaves every byte as it was; the first's record
+ * stays whole and converts every stamp it was taken for. */
+static void two_recorders(void **state)
+{
+	char path[] = "/tmp/fts-two-XXXXXX";
+	int fd = mkstemp(path), go[2], done[2], status;
+	fast_timestamp_t st[400];
+	int64_t truth[400];
+	unsigned char *before, *after;
+	size_t nb, na;
+	pid_t pid;
+	(void)state;
+
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	simc_use(41, 10);
+	/* the parent records; a child (another process, the same open file inherited)
+	 * tries the same path */
+	assert_int_equal(fts_clock_record(path), 0);
+	for (int i = 0; i < 200; i++) {
+		st[i] = simc_stamp(&truth[i]);
+		simc_advance(5e6L);
+		if (i % 20 == 19)
+			assert_int_equal(fts__clock_sample(), 0);
+	}
+	assert_int_equal(fts_clock_record(NULL), 0);
+	assert_int_equal(fts_clock_record(path), 0);   /* appends, holds the lock again */
+	before = file_bytes(path, &nb);
+	assert_non_null(before);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(child_tries(path));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	after = file_bytes(path, &na);
+	assert_int_equal(na, nb);
+	assert_memory_equal(after, before, nb);
+	free(after);
+	free(before);
+	for (int i = 200; i < 400; i++) {
+		st[i] = simc_stamp(&truth[i]);
+		simc_advance(5e6L);
+		if (i % 20 == 19)
+			assert_int_equal(fts__clock_sample(), 0);
+	}
+	assert_int_equal(fts__clock_sample(), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	assert_int_equal(covered_by(path, st, truth, 400), 400);
+
+	/* the other way round: a child records, the parent is refused until it stops */
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char c = 0;
+		int rc = fts_clock_record(path) == 0 ? 0 : 3;
+		if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
+			rc = 4;
+		if (!rc && (fts__clock_sample() < 0 || fts_clock_record(NULL) < 0))
+			rc = 5;
+		_exit(rc);
+	}
+	{
+		char c;
+		assert_int_equal(read(go[0], &c, 1), 1);
+		before = file_bytes(path, &nb);
+		errno = 0;
+		assert_int_equal(fts_clock_record(path), -1);
+		assert_int_equal(errno, EBUSY);
+		after = file_bytes(path, &na);
+		assert_int_equal(na, nb);
+		assert_memory_equal(after, before, nb);
+		free(after);
+		free(before);
+		assert_int_equal(write(done[1], &c, 1), 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* the child stopped: its lock went with it, and the record is whole */
+	assert_int_equal(covered_by(path, st, truth, 400), 400);
+	assert_int_equal(fts_clock_record(path), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	close(go[0]);
+	close(go[1]);
+	close(done[0]);
+	close(done[1]);
+	fts__clock_set_source(NULL);
+	unlink(path);
+}
+
+/* A call that fails leaves nothing behind: no file it created, and a file it found
+ * as it was. */
+static void failed_record_leaves_nothing(void **state)
+{
+	char a[] = "/tmp/fts-a-XXXXXX", b[] = "/tmp/fts-b-XXXXXX";
+	int fa = mkstemp(a), fb = mkstemp(b);
+	struct stat sb;
+	(void)state;
+
+	assert_true(fa >= 0 && fb >= 0);
+	close(fa);
+	close(fb);
+	unlink(a);
+	unlink(b);
+	simc_use(42, 10);
+	/* EBUSY while another file is recorded: B is not created */
+	assert_int_equal(fts_clock_record(a), 0);
+	errno = 0;
+	assert_int_equal(fts_clock_record(b), -1);
+	assert_int_equal(errno, EBUSY);
+	assert_int_equal(stat(b, &sb), -1);
+	assert_int_equal(errno, ENOENT);
+	/* and before B is looked at: a B that holds something else is not even read */
+	fb = open(b, O_RDWR | O_CREAT | O_EXCL, 0644);
+	assert_int_equal(write(fb, "precious\n", 9), 9);
+	close(fb);
+	errno = 0;
+	assert_int_equal(fts_clock_record(b), -1);
+	assert_int_equal(errno, EBUSY);
+	unlink(b);
+	assert_int_equal(fts__clock_sample(), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	/* B then records: nothing of the failed call is in its way */
+	assert_int_equal(fts_clock_record(b), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	unlink(b);
+	/* a start that fails once the file is open (the clock cannot be read): the file it
+	 * created is removed, an empty file it found stays empty */
+	simc_use(43, 10);
+	simc.fail = 1;
+	errno = 0;
+	assert_int_equal(fts_clock_record(b), -1);
+	assert_int_equal(errno, EIO);
+	assert_int_equal(stat(b, &sb), -1);
+	fb = open(b, O_RDWR | O_CREAT | O_EXCL, 0644);
+	assert_true(fb >= 0);
+	close(fb);
+	errno = 0;
+	assert_int_equal(fts_clock_record(b), -1);
+	assert_int_equal(errno, EIO);
+	assert_int_equal(stat(b, &sb), 0);
+	assert_int_equal(sb.st_size, 0);
+	/* and with the clock back, it records */
+	simc.fail = 0;
+	assert_int_equal(fts_clock_record(b), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	assert_int_equal(stat(b, &sb), 0);
+	assert_true(sb.st_size > 0);
+	fts__clock_set_source(NULL);
+	unlink(a);
+	unlink(b);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -281,6 +487,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(hostile_lengths),
 		cmocka_unit_test(record_converts_stamps),
 		cmocka_unit_test(record_refuses_other_files),
+		cmocka_unit_test(two_recorders),
+		cmocka_unit_test(failed_record_leaves_nothing),
 	};
 	return fts_test_run(tests, argc, argv);
 }
