@@ -410,7 +410,8 @@ FTS__API int fts_calib_save(const struct fts_calib *c, int fd);
  * takes no samples: fts_calib_add() on it fails with EPERM), or a record (its samples
  * replayed: it takes more). Free it with fts_calib_free(). Returns NULL with errno:
  * EBADMSG (not a history file, a version this library does not read, a bad checksum,
- * a truncated file, segments out of order, or no two samples), EINVAL (fd < 0), ENOMEM
+ * a truncated file, segments out of order), ENODATA (a record of fewer than two
+ * samples: only started, or stopped at once; no history yet), EINVAL (fd < 0), ENOMEM
  * or EIO. Reads only what the file holds, block by block; allocates only what a
  * block's length says, after checking it (1 GiB at most). */
 FTS__API struct fts_calib *fts_calib_load(int fd);

@@ -482,7 +482,13 @@ struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)
 			fi.blocks_skipped++;
 		}
 	}
-	if (!c || fts_calib_count(c) < 2)
+	/* A record only started, or stopped after one sample: no history yet, and not
+	 * damage (a saved history always holds two knots: load_segs checked it). */
+	if (!fi.has_head || (!fi.saved && fi.samples < 2)) {
+		rc = fi.has_head ? -ENODATA : -EBADMSG;
+		goto fail;
+	}
+	if (fts_calib_count(c) < 2)
 		goto bad;
 	free(b);
 	if (info)
@@ -493,6 +499,8 @@ bad:
 fail:
 	*err = -rc;
 out:
+	if (info)
+		*info = fi;   /* what was read before the failure */
 	free(b);
 	fts_calib_free(c);
 	return NULL;

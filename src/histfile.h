@@ -92,8 +92,9 @@ int fts__calib_save_head(const struct fts_calib *c, int fd, const struct fts__he
  * loaded (it takes no samples): what stamps converted with a shared history keep
  * converting with after the reader leaves it. NULL if no whole state could be read. */
 struct fts_calib *fts__calib_copy(const struct fts_calib *c);
-/* Read a file: the history it holds (with info, which may be NULL). NULL and *err =
- * EBADMSG, EINVAL, ENOMEM or EIO. */
+/* Read a file: the history it holds (with info, which may be NULL: on failure it
+ * holds what was read before). NULL and *err = EBADMSG, ENODATA (a record of fewer
+ * than two samples), EINVAL, ENOMEM or EIO. */
 struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err);
 
 #endif /* FTS__HISTFILE_H */

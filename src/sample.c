@@ -1089,12 +1089,15 @@ static int same_record(int fd, const struct fts__head *h)
 	struct fts_calib *c;
 	int err;
 
-	if (lseek(fd, 0, SEEK_SET) < 0 || !(c = fts__load(fd, &fi, &err))) {
-		/* a record stopped after its header and a sample holds no history yet */
+	if (lseek(fd, 0, SEEK_SET) < 0)
 		return 0;
-	}
+	c = fts__load(fd, &fi, &err);
 	fts_calib_free(c);
-	return !fi.saved && fi.head.kind == h->kind && !memcmp(fi.head.boot_id, h->boot_id, 16);
+	/* a record stopped after its header or a sample (ENODATA) is one to go on with */
+	if (!c && err != ENODATA)
+		return 0;
+	return fi.has_head && !fi.saved && fi.head.kind == h->kind &&
+	       !memcmp(fi.head.boot_id, h->boot_id, 16);
 }
 
 /* Open the record at path: an existing file, or a new one (*created). */

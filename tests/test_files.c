@@ -142,7 +142,8 @@ static void corrupt_files(void **state)
 		int f = mem_file(good, len);
 		errno = 0;
 		assert_null(fts_calib_load(f));
-		assert_int_equal(errno, EBADMSG);
+		/* cut right after the header: a file with no history yet */
+		assert_int_equal(errno, len == 112 ? ENODATA : EBADMSG);
 		close(f);
 	}
 	for (size_t i = 0; i < n; i += i < 256 ? 1 : 29) {
@@ -479,6 +480,80 @@ static void failed_record_leaves_nothing(void **state)
 	unlink(b);
 }
 
+/* A record with no history yet, header only or one sample (a recorder stopped at
+ * once, or killed), says so: ENODATA, "fewer than two samples", not damage. Two
+ * samples load. And a recorder goes on with such a file. */
+static void too_few_samples(void **state)
+{
+	struct fts__head h = { .kind = FTS__KIND_OTHER };
+	unsigned char s[2 * FTS__SAMPLE_BYTES];
+	int fd = memfd_create("fts-few", MFD_CLOEXEC);
+	struct fts_calib *c;
+	(void)state;
+
+	assert_int_equal(fts__write_header(fd, &h), 0);
+	for (int n = 0; n <= 2; n++) {
+		if (n) {
+			fts__put_sample(s, 1000u * (unsigned)n, 1000000 * n, 1000u * (unsigned)n + 10, 0);
+			assert_int_equal(fts__write_block(fd, FTS__BLK_SAMPLES, s, FTS__SAMPLE_BYTES), 0);
+		}
+		assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+		errno = 0;
+		c = fts_calib_load(fd);
+		if (n < 2) {
+			assert_null(c);
+			assert_int_equal(errno, ENODATA);
+		} else {
+			assert_non_null(c);
+			fts_calib_free(c);
+		}
+		assert_true(lseek(fd, 0, SEEK_END) > 0);
+	}
+	close(fd);
+}
+
+/* The process clock goes on with a record of its own boot and counter that holds its
+ * header only (its recorder was killed at once). */
+static void record_appends_to_header_only(void **state)
+{
+	char path[] = "/tmp/fts-one-XXXXXX";
+	int fd = mkstemp(path);
+	struct fts_calib *l;
+	(void)state;
+
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	simc_use(44, 10);
+	assert_int_equal(fts_clock_record(path), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	/* keep the header only */
+	{
+		size_t n;
+		unsigned char *b = file_bytes(path, &n);
+		assert_non_null(b);
+		assert_true(n > 112 + 16 + FTS__SAMPLE_BYTES);
+		free(b);
+		assert_int_equal(truncate(path, 112), 0);
+	}
+	fd = open(path, O_RDONLY);
+	errno = 0;
+	assert_null(fts_calib_load(fd));
+	assert_int_equal(errno, ENODATA);
+	close(fd);
+	assert_int_equal(fts_clock_record(path), 0);   /* not EEXIST: it is a record */
+	simc_advance(200e6L);
+	assert_int_equal(fts__clock_sample(), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	fd = open(path, O_RDONLY);
+	l = fts_calib_load(fd);
+	close(fd);
+	assert_non_null(l);
+	fts_calib_free(l);
+	fts__clock_set_source(NULL);
+	unlink(path);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -489,6 +564,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(record_refuses_other_files),
 		cmocka_unit_test(two_recorders),
 		cmocka_unit_test(failed_record_leaves_nothing),
+		cmocka_unit_test(too_few_samples),
+		cmocka_unit_test(record_appends_to_header_only),
 	};
 	return fts_test_run(tests, argc, argv);
 }
