@@ -410,9 +410,10 @@ FTS__API int fts_calib_save(const struct fts_calib *c, int fd);
  * takes no samples: fts_calib_add() on it fails with EPERM), or a record (its samples
  * replayed: it takes more). Free it with fts_calib_free(). Returns NULL with errno:
  * EBADMSG (not a history file, a version this library does not read, a bad checksum,
- * a truncated file, segments out of order), ENODATA (a record of fewer than two
- * samples: only started, or stopped at once; no history yet), EINVAL (fd < 0), ENOMEM
- * or EIO. Reads only what the file holds, block by block; allocates only what a
+ * a saved history cut short, segments out of order), ENODATA (a record of fewer than
+ * two samples: only started, or stopped at once, or cut short before its second;
+ * no history yet), EINVAL (fd < 0), ENOMEM or EIO. A record cut short at any byte
+ * (a crash, a full disk) loads with every whole block before the cut. Reads only what the file holds, block by block; allocates only what a
  * block's length says, after checking it (1 GiB at most). */
 FTS__API struct fts_calib *fts_calib_load(int fd);
 
@@ -429,8 +430,8 @@ FTS__API int fts_clock_save(int fd);
  * Starts calibrating at once, and keeps the sampler thread running while recording,
  * even if the process never converts. Samples are buffered and written once a second
  * (and at every event): a crash loses at most the last second. A new or empty file is
- * started; a record of this boot and counter is appended to; anything else is left
- * alone (EEXIST). One recorder a file: the recorder holds an exclusive flock(2) on it
+ * started; a record of this boot and counter is appended to (one cut short inside a
+ * block goes on from its last whole block); anything else is left alone (EEXIST). One recorder a file: the recorder holds an exclusive flock(2) on it
  * while it records, and a second fts_clock_record on the same file, from this process
  * or any other, fails with EBUSY and changes nothing in it. A call that fails leaves
  * nothing behind: a file it created is removed, a file it found is left as it was.

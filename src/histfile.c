@@ -381,6 +381,41 @@ struct fts_calib *fts__calib_copy(const struct fts_calib *c)
 	return copy;
 }
 
+/* Read up to len bytes, fewer only at the end of the file: how many, or -EIO. */
+static ssize_t read_some(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = read(fd, p + got, len - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -EIO;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+/* The file header, 16 bytes: 1 when whole and known, 0 when the file ends inside it
+ * (or is empty) and what is there is a header's start, or negative errno. */
+static int read_file_header(int fd, unsigned char f[16])
+{
+	unsigned char want[16] = { 0 };
+	ssize_t got = read_some(fd, f, 16);
+
+	if (got < 0)
+		return (int)got;
+	memcpy(want, FTS__FILE_MAGIC, 8);
+	put32(want + 8, FTS__FILE_VERSION);
+	if (memcmp(f, want, (size_t)got))
+		return -EBADMSG;
+	return got == 16;
+}
+
 struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)
 {
 	struct fts__fileinfo fi = { 0 };
@@ -389,19 +424,27 @@ struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)
 	int rc;
 
 	*err = EBADMSG;
-	if ((rc = read_all(fd, f, sizeof(f))) <= 0) {
-		*err = rc == -EIO ? EIO : EBADMSG;
-		return NULL;
+	if ((rc = read_file_header(fd, f)) < 0)
+		goto fail;
+	if (rc == 0) {
+		fi.cut = 1;   /* cut inside its header: a record before its HEAD */
+		goto ends;
 	}
-	if (memcmp(f, FTS__FILE_MAGIC, 8) || get32(f + 8) != FTS__FILE_VERSION || get32(f + 12))
-		return NULL;
+	fi.whole = sizeof(f);
 	for (;;) {
 		uint32_t type, len, pad;
+		ssize_t got;
 
-		if ((rc = read_all(fd, h, sizeof(h))) == 0)
-			break;   /* the end of the file, between blocks */
-		if (rc < 0)
+		if ((got = read_some(fd, h, sizeof(h))) < 0) {
+			rc = (int)got;
 			goto fail;
+		}
+		if (got == 0)
+			break;   /* the end of the file, between blocks */
+		if (got < (ssize_t)sizeof(h)) {
+			fi.cut = 1;   /* the end of the file inside a block's header */
+			break;
+		}
 		if (get32(h) != FTS__BLOCK_MAGIC)
 			goto bad;
 		type = get32(h + 4);
@@ -411,7 +454,11 @@ struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)
 			goto bad;
 		free(b);
 		b = NULL;
-		if ((rc = read_payload(fd, &b, len + pad)) < 0)
+		if ((rc = read_payload(fd, &b, len + pad)) == -EBADMSG && type != FTS__BLK_SEGS) {
+			fi.cut = 1;   /* inside its payload: a record keeps its whole blocks */
+			break;
+		}
+		if (rc < 0)
 			goto fail;
 		/* The fuzzer's build lets any checksum pass, to reach the checks behind it
 		 * (tests/test_files.c holds the checksum to account). */
@@ -481,11 +528,14 @@ struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)
 				goto bad;
 			fi.blocks_skipped++;
 		}
+		fi.whole += sizeof(h) + len + pad;
 	}
-	/* A record only started, or stopped after one sample: no history yet, and not
-	 * damage (a saved history always holds two knots: load_segs checked it). */
-	if (!fi.has_head || (!fi.saved && fi.samples < 2)) {
-		rc = fi.has_head ? -ENODATA : -EBADMSG;
+ends:
+	/* A record only started (its header, whole or cut short), or stopped after one
+	 * sample: no history yet, and not damage (a saved history always holds two
+	 * knots: load_segs checked it). */
+	if (!fi.saved && fi.samples < 2) {
+		rc = -ENODATA;
 		goto fail;
 	}
 	if (fts_calib_count(c) < 2)

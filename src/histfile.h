@@ -68,6 +68,8 @@ struct fts__fileinfo {
 	uint64_t events[4];             /* by type */
 	struct fts__event first_event;  /* the first few, for the summary */
 	uint64_t blocks_skipped;        /* optional blocks of unknown types */
+	uint64_t whole;                 /* bytes up to the end of the last whole block */
+	int cut;                        /* the file ends inside a block (or its header) */
 };
 
 /* This machine's boot id (zeros if unreadable). */

@@ -1082,8 +1082,10 @@ int fts_clock_save(int fd)
 	return rc < 0 ? fts__fail(-rc) : 0;
 }
 
-/* Does the file at fd hold a record of this boot and counter? */
-static int same_record(int fd, const struct fts__head *h)
+/* Does the file at fd hold a record of this boot and counter? *keep: its bytes up to
+ * its last whole block (a record cut short, by a crash or a full disk, goes on from
+ * there: a block appended after a partial one would be lost with it). */
+static int same_record(int fd, const struct fts__head *h, off_t *keep)
 {
 	struct fts__fileinfo fi;
 	struct fts_calib *c;
@@ -1093,11 +1095,14 @@ static int same_record(int fd, const struct fts__head *h)
 		return 0;
 	c = fts__load(fd, &fi, &err);
 	fts_calib_free(c);
-	/* a record stopped after its header or a sample (ENODATA) is one to go on with */
+	*keep = (off_t)fi.whole;
+	/* a record stopped after its header or a sample (ENODATA) is one to go on with;
+	 * so is the start of a header, cut short (nothing of value: written again) */
 	if (!c && err != ENODATA)
 		return 0;
-	return fi.has_head && !fi.saved && fi.head.kind == h->kind &&
-	       !memcmp(fi.head.boot_id, h->boot_id, 16);
+	if (!fi.has_head)
+		return fi.cut && (*keep = 0, 1);
+	return !fi.saved && fi.head.kind == h->kind && !memcmp(fi.head.boot_id, h->boot_id, 16);
 }
 
 /* Open the record at path: an existing file, or a new one (*created). */
@@ -1120,16 +1125,17 @@ static int record_open(const char *path, int *created)
 }
 
 /* Undo a record start that failed after it held the file: a file it created is
- * removed (if the path still names it), one it found is cut back to its length then
- * (only blocks were appended). */
-static void record_undo(const char *path, int fd, const struct stat *was, int created)
+ * removed (if the path still names it), one it found is cut back to the keep bytes it
+ * went on from (only blocks were appended). */
+static void record_undo(const char *path, int fd, const struct stat *was, int created,
+			off_t keep)
 {
 	struct stat now;
 
 	if (created) {
 		if (stat(path, &now) == 0 && now.st_dev == was->st_dev && now.st_ino == was->st_ino)
 			unlink(path);
-	} else if (fd >= 0 && ftruncate(fd, was->st_size) < 0) {
+	} else if (fd >= 0 && ftruncate(fd, keep) < 0) {
 		/* nothing more to do: the error that brought us here is the one reported */
 	}
 }
@@ -1138,6 +1144,7 @@ int fts_clock_record(const char *path)
 {
 	struct fts__head h;
 	struct stat st = { 0 };
+	off_t keep = 0;   /* the bytes of the file recording goes on from */
 	int fd, created, busy, rc = 0;
 
 	if (!path) {
@@ -1174,13 +1181,17 @@ int fts_clock_record(const char *path)
 		rc = errno;
 	} else if (!S_ISREG(st.st_mode)) {
 		rc = EEXIST;
-	} else if (st.st_size > 0 && !same_record(fd, &h)) {
+	} else if (st.st_size > 0 && !same_record(fd, &h, &keep)) {
 		rc = EEXIST;
-	} else if (st.st_size > 0 ? lseek(fd, 0, SEEK_END) < 0 : (rc = -fts__write_header(fd, &h)) != 0) {
+		keep = st.st_size;   /* not ours: not a byte of it changes */
+	} else if (keep < st.st_size && ftruncate(fd, keep) < 0) {
+		rc = errno;
+	} else if (keep > 0 ? lseek(fd, 0, SEEK_END) < 0
+			    : lseek(fd, 0, SEEK_SET) < 0 || (rc = -fts__write_header(fd, &h)) != 0) {
 		rc = rc ? rc : errno;
 	}
 	if (rc) {
-		record_undo(path, fd, &st, created);
+		record_undo(path, fd, &st, created, keep);
 		close(fd);
 		return fts__fail(rc);
 	}
@@ -1217,7 +1228,7 @@ int fts_clock_record(const char *path)
 	}
 	pthread_mutex_unlock(&lock);
 	if (rc) {
-		record_undo(path, fd, &st, created);
+		record_undo(path, fd, &st, created, keep);
 		if (fd >= 0)
 			close(fd);
 	}
