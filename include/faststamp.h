@@ -413,7 +413,10 @@ FTS__API int fts_calib_save(const struct fts_calib *c, int fd);
  * a saved history cut short, segments out of order), ENODATA (a record of fewer than
  * two samples: only started, or stopped at once, or cut short before its second;
  * no history yet), EINVAL (fd < 0), ENOMEM or EIO. A record cut short at any byte
- * (a crash, a full disk) loads with every whole block before the cut. Reads only what the file holds, block by block; allocates only what a
+ * (a crash, a full disk) loads with every whole block before the cut. Every byte of a
+ * file is under a checksum: a file changed anywhere is refused, never read as another
+ * history (files of format 1, as earlier builds wrote them, are read too, without that
+ * promise: faststamp-history(5)). Reads only what the file holds, block by block; allocates only what a
  * block's length says, after checking it (1 GiB at most). */
 FTS__API struct fts_calib *fts_calib_load(int fd);
 

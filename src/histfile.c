@@ -1,7 +1,11 @@
 /* histfile.c - history files (faststamp-history(5)): a header, then blocks, each with
- * its length and a CRC-32 of its payload. Everything little-endian. A reader trusts
- * nothing: every length is checked against what is left, every count against its
- * block, every segment's order and fixed point, before a byte of it is used. */
+ * its length, a CRC-32 of its payload and one of its header (the first block's also
+ * covers the file header): every byte of a file is under a checksum, and a block
+ * header that holds says what its writer wrote, so a file that ends inside a block
+ * was cut there. Everything little-endian. A reader trusts nothing: every length is
+ * checked against what is left, every count against its block, every segment's order
+ * and fixed point, before a byte of it is used. Format 1 (16-byte block headers, the
+ * payload's CRC only) is still read. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -107,19 +111,29 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int fts__write_block(int fd, uint32_t type, const void *payload, uint32_t len)
+/* A block (format 2): its header's CRC continues from seed, which is the file
+ * header's CRC for the first block (so that it covers the file header too), else 0. */
+static int write_block(int fd, uint32_t type, const void *payload, uint32_t len, uint32_t seed)
 {
 	static const unsigned char zero[8];
-	unsigned char h[16];
+	unsigned char h[FTS__BLOCK_HEAD_BYTES];
+	uint32_t pad = (8 - len % 8) % 8;
 	int rc;
 
 	put32(h, FTS__BLOCK_MAGIC);
 	put32(h + 4, type);
 	put32(h + 8, len);
-	put32(h + 12, fts__crc32(0, payload, len));
+	put32(h + 12, fts__crc32(fts__crc32(0, payload, len), zero, pad));
+	put32(h + 16, 0);
+	put32(h + 20, fts__crc32(seed, h, 20));
 	if ((rc = write_all(fd, h, sizeof(h))) < 0 || (rc = write_all(fd, payload, len)) < 0)
 		return rc;
-	return write_all(fd, zero, (8 - len % 8) % 8);
+	return write_all(fd, zero, pad);
+}
+
+int fts__write_block(int fd, uint32_t type, const void *payload, uint32_t len)
+{
+	return write_block(fd, type, payload, len, 0);
 }
 
 int fts__write_header(int fd, const struct fts__head *hd)
@@ -137,7 +151,7 @@ int fts__write_header(int fd, const struct fts__head *hd)
 	put64(h + 64, (uint64_t)hd->created_ns);
 	if ((rc = write_all(fd, f, sizeof(f))) < 0)
 		return rc;
-	return fts__write_block(fd, FTS__BLK_HEAD, h, sizeof(h));
+	return write_block(fd, FTS__BLK_HEAD, h, sizeof(h), fts__crc32(0, f, sizeof(f)));
 }
 
 size_t fts__put_sample(unsigned char *buf, uint64_t before, int64_t ref, uint64_t after,
@@ -400,27 +414,32 @@ static ssize_t read_some(int fd, void *buf, size_t len)
 	return (ssize_t)got;
 }
 
-/* The file header, 16 bytes: 1 when whole and known, 0 when the file ends inside it
- * (or is empty) and what is there is a header's start, or negative errno. */
+/* The file header, 16 bytes: its version (1 or 2) when whole and known, 0 when the
+ * file ends inside it (or is empty) and what is there is a header's start, or
+ * negative errno. */
 static int read_file_header(int fd, unsigned char f[16])
 {
-	unsigned char want[16] = { 0 };
 	ssize_t got = read_some(fd, f, 16);
 
 	if (got < 0)
 		return (int)got;
-	memcpy(want, FTS__FILE_MAGIC, 8);
-	put32(want + 8, FTS__FILE_VERSION);
-	if (memcmp(f, want, (size_t)got))
-		return -EBADMSG;
-	return got == 16;
+	for (uint32_t v = FTS__FILE_VERSION; v >= 1; v--) {
+		unsigned char want[16] = { 0 };
+		memcpy(want, FTS__FILE_MAGIC, 8);
+		put32(want + 8, v);
+		if (!memcmp(f, want, (size_t)got))
+			return got == 16 ? (int)v : 0;
+	}
+	return -EBADMSG;
 }
 
 struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)
 {
 	struct fts__fileinfo fi = { 0 };
-	unsigned char f[16], h[16], *b = NULL;
+	unsigned char f[16], h[FTS__BLOCK_HEAD_BYTES], *b = NULL;
 	struct fts_calib *c = NULL;
+	size_t hlen;
+	uint32_t seed;
 	int rc;
 
 	*err = EBADMSG;
@@ -430,21 +449,32 @@ struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)
 		fi.cut = 1;   /* cut inside its header: a record before its HEAD */
 		goto ends;
 	}
+	fi.version = (uint32_t)rc;
+	/* Format 1: 16-byte block headers, a CRC of the payload only */
+	hlen = fi.version == 1 ? 16 : FTS__BLOCK_HEAD_BYTES;
+	seed = fts__crc32(0, f, sizeof(f));
 	fi.whole = sizeof(f);
 	for (;;) {
 		uint32_t type, len, pad;
 		ssize_t got;
 
-		if ((got = read_some(fd, h, sizeof(h))) < 0) {
+		if ((got = read_some(fd, h, hlen)) < 0) {
 			rc = (int)got;
 			goto fail;
 		}
 		if (got == 0)
 			break;   /* the end of the file, between blocks */
-		if (got < (ssize_t)sizeof(h)) {
+		if (got < (ssize_t)hlen) {
 			fi.cut = 1;   /* the end of the file inside a block's header */
 			break;
 		}
+		/* A header whose CRC holds says what its writer wrote: a file that ends
+		 * inside its payload was cut there, not damaged in its length. */
+#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+		if (fi.version >= 2 && (fts__crc32(seed, h, 20) != get32(h + 20) || get32(h + 16)))
+			goto bad;
+#endif
+		seed = 0;
 		if (get32(h) != FTS__BLOCK_MAGIC)
 			goto bad;
 		type = get32(h + 4);
@@ -463,7 +493,7 @@ struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)
 		/* The fuzzer's build lets any checksum pass, to reach the checks behind it
 		 * (tests/test_files.c holds the checksum to account). */
 #ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-		if (fts__crc32(0, b, len) != get32(h + 12)) {
+		if (fts__crc32(0, b, fi.version == 1 ? len : len + pad) != get32(h + 12)) {
 			rc = -EBADMSG;
 			goto fail;
 		}
@@ -528,7 +558,7 @@ struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)
 				goto bad;
 			fi.blocks_skipped++;
 		}
-		fi.whole += sizeof(h) + len + pad;
+		fi.whole += hlen + len + pad;
 	}
 ends:
 	/* A record only started (its header, whole or cut short), or stopped after one

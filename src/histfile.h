@@ -10,8 +10,9 @@
 #include "faststamp.h"
 
 #define FTS__FILE_MAGIC "FSTMPHST"      /* 8 bytes at offset 0 */
-#define FTS__FILE_VERSION 1
+#define FTS__FILE_VERSION 2           /* written; 1 is still read */
 #define FTS__BLOCK_MAGIC 0x4b4c4246u    /* "FBLK", little-endian */
+#define FTS__BLOCK_HEAD_BYTES 24        /* magic, type, length, payload CRC, 0, header CRC */
 
 /* Block types. Bit 31: a reader that does not know the type may skip the block. */
 enum {
@@ -63,6 +64,7 @@ struct fts__event {
 /* What a file holds, for `faststamp history`. */
 struct fts__fileinfo {
 	struct fts__head head;
+	uint32_t version;               /* the file's format, 0 if its header is cut */
 	int has_head, saved;            /* saved: a SEGS block (else a record) */
 	uint64_t samples, segments;
 	uint64_t events[4];             /* by type */

@@ -1102,7 +1102,9 @@ static int same_record(int fd, const struct fts__head *h, off_t *keep)
 		return 0;
 	if (!fi.has_head)
 		return fi.cut && (*keep = 0, 1);
-	return !fi.saved && fi.head.kind == h->kind && !memcmp(fi.head.boot_id, h->boot_id, 16);
+	/* a record of an older format is left alone: its blocks are not ours */
+	return fi.version == FTS__FILE_VERSION && !fi.saved && fi.head.kind == h->kind &&
+	       !memcmp(fi.head.boot_id, h->boot_id, 16);
 }
 
 /* Open the record at path: an existing file, or a new one (*created). */
