@@ -441,9 +441,10 @@ FTS__API int fts_clock_save(int fd);
  * A child of fork(2) does not write to its parent's record. path NULL stops recording
  * (the buffer is written, the file closed, the lock released).
  * Returns 0, or -1 with errno: EEXIST, EBUSY (this process records already: stop
- * first; or another recorder holds the file), ENOTSUP (a build without a counter, the
- * generic backend: stamps are clock readings, which convert without a history; no file
- * is created), the errors of open(2) and write(2), or fts_clock_start()'s.
+ * first; or another recorder holds the file), ENOTSUP (no counter in use: a build
+ * without one, or the generic backend chosen at start, by FASTSTAMP_BACKEND=generic or
+ * because the counter is unusable; stamps are clock readings, which convert without a
+ * history; no file is created or opened), the errors of open(2) and write(2), or fts_clock_start()'s.
  * Thread-safe, not async-signal-safe. */
 FTS__API int fts_clock_record(const char *path);
 

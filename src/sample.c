@@ -1158,9 +1158,10 @@ int fts_clock_record(const char *path)
 		pthread_mutex_unlock(&lock);
 		return rc ? fts__fail(rc) : 0;
 	}
-	/* Without a counter, stamps are clock readings: there is nothing to record. */
+	/* Without a counter (a build without one, or the generic backend chosen at
+	 * start), stamps are clock readings: there is nothing to record. */
 	pthread_mutex_lock(&lock);
-	rc = !FTS__HAVE_COUNTER && src.counter == hw_counter;
+	rc = src.counter == hw_counter && (!FTS__HAVE_COUNTER || !fts__backend_choice()->store_counter);
 	busy = rec.fd >= 0;
 	pthread_mutex_unlock(&lock);
 	if (rc)
