@@ -416,8 +416,11 @@ FTS__API int fts_calib_save(const struct fts_calib *c, int fd);
  * (a crash, a full disk) loads with every whole block before the cut. Every byte of a
  * file is under a checksum: a file changed anywhere is refused, never read as another
  * history (files of format 1, as earlier builds wrote them, are read too, without that
- * promise: faststamp-history(5)). Reads only what the file holds, block by block; allocates only what a
- * block's length says, after checking it (1 GiB at most). */
+ * promise: faststamp-history(5)). Streams: a regular file is read 40 KB of a block at
+ * a time, the history built as its bytes arrive, so a load takes the memory of the
+ * history it gives and a constant, whatever the file's size (a 2-million-sample
+ * record of 64 MB: 14-40 MB, its history); a pipe is read a block at a time. Allocates
+ * only for blocks the file holds (1 GiB a block at most). Cost: ~2.5 us a sample. */
 FTS__API struct fts_calib *fts_calib_load(int fd);
 
 /* fts_clock_save - write the process clock's history, now, to fd (as fts_calib_save,

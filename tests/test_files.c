@@ -39,6 +39,18 @@ static int mem_file(const void *p, size_t n)
 	return fd;
 }
 
+/* A pipe whose read end gives bytes p[0..n) (n within the pipe's buffer), then ends:
+ * a file whose length the reader cannot know. */
+static int pipe_file(const void *p, size_t n)
+{
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	assert_true(n <= 65536);
+	assert_int_equal(write(fds[1], p, n), (ssize_t)n);
+	close(fds[1]);
+	return fds[0];
+}
+
 /* The bytes of fd, from 0; *n their count. */
 static unsigned char *slurp(int fd, size_t *n)
 {
@@ -651,7 +663,8 @@ static void record_cut_anywhere(void **state)
 
 		while (k < nblocks && ends[k] <= len)
 			whole = ends[k++];
-		fc = mem_file(f, len);
+		/* from a pipe, a block is read whole before it is used: the same */
+		fc = len % 5 ? mem_file(f, len) : pipe_file(f, len);
 		errno = 0;
 		c = fts_calib_load(fc);
 		close(fc);
@@ -684,7 +697,7 @@ static void record_cut_anywhere(void **state)
 		 * block (checked for every cut of the first few blocks, then one in 7) */
 		if (k > 4 && len % 7)
 			continue;
-		fc = mem_file(f, len);
+		fc = len % 2 ? mem_file(f, len) : pipe_file(f, len);
 		c = fts_calib_load(fc);
 		close(fc);
 		fr = mem_file(f, whole);
@@ -858,6 +871,82 @@ static void format1_loads(void **state)
 	}
 }
 
+/* The memory a load takes beyond the history it gives: a record of 300000 harsh
+ * samples (9.6 MB) in one block, and the saved history of it, each loaded in a child
+ * whose peak resident size is measured against the history's size (its segments).
+ * Loading streams (a piece of a block at a time): at most twice the history plus
+ * 1 MB. */
+static long rss_kb(void)
+{
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%ld %ld", &pages, &rss), 2);
+	fclose(f);
+	return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static void load_streams(void **state)
+{
+	struct daysim d;
+	struct fts__head h = { .kind = FTS__KIND_OTHER };
+	struct fts_calib *c = fts_calib_new();
+	size_t n = 300000, len = n * FTS__SAMPLE_BYTES;
+	unsigned char *b = malloc(len);
+	int fr = memfd_create("fts-big-record", MFD_CLOEXEC);
+	int fs = memfd_create("fts-big-saved", MFD_CLOEXEC);
+	(void)state;
+
+	if (FTS_TEST_SANITIZED)
+		FTS_SKIP("the sanitizers' own memory would be counted");
+	assert_non_null(b);
+	assert_int_equal(daysim_harsh(&d, n, 11), 0);
+	for (size_t i = 0; i < d.nsamp; i++) {
+		fts__put_sample(b + i * FTS__SAMPLE_BYTES, d.b[i], d.r[i], d.a[i], 0);
+		assert_int_equal(fts_calib_add(c, d.b[i], d.r[i], d.a[i]), 0);
+	}
+	assert_int_equal(fts__write_header(fr, &h), 0);
+	assert_int_equal(fts__write_block(fr, FTS__BLK_SAMPLES, b, (uint32_t)len), 0);
+	assert_int_equal(fts_calib_save(c, fs), 0);
+	free(b);
+	daysim_free(&d);
+	for (int k = 0; k < 2; k++) {
+		int fd = k ? fs : fr, status, p[2];
+		long got[3] = { 0 };
+		pid_t pid;
+
+		assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+		assert_int_equal(pipe(p), 0);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			struct rusage ru;
+			long v[3];
+			struct fts_calib *l;
+			v[0] = rss_kb();
+			l = fts_calib_load(fd);
+			getrusage(RUSAGE_SELF, &ru);
+			v[1] = ru.ru_maxrss - v[0];
+			/* the history: its segments, 40 bytes each (a key, a line) */
+			v[2] = l ? (long)(fts_calib_count(l) * 40 / 1024) : -1;
+			_exit(write(p[1], v, sizeof(v)) == sizeof(v) ? 0 : 1);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		assert_int_equal(read(p[0], got, sizeof(got)), sizeof(got));
+		close(p[0]);
+		close(p[1]);
+		print_message("%s of %ld kB: loading took %ld kB for a history of %ld kB\n",
+			      k ? "saved history" : "record",
+			      (long)(lseek(fd, 0, SEEK_END) / 1024), got[1], got[2]);
+		assert_true(got[2] > 0);
+		assert_true(got[1] <= 2 * got[2] + 1024);
+	}
+	close(fr);
+	close(fs);
+	fts_calib_free(c);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -873,6 +962,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(record_cut_anywhere),
 		cmocka_unit_test(every_bit_flip),
 		cmocka_unit_test(format1_loads),
+		cmocka_unit_test(load_streams),
 	};
 	return fts_test_run(tests, argc, argv);
 }
