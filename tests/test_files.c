@@ -894,15 +894,18 @@ static void load_streams(void **state)
 {
 	struct daysim d;
 	struct fts__head h = { .kind = FTS__KIND_OTHER };
-	struct fts_calib *c = fts_calib_new();
+	struct fts_calib *c;
 	size_t n = 300000, len = n * FTS__SAMPLE_BYTES;
-	unsigned char *b = malloc(len);
-	int fr = memfd_create("fts-big-record", MFD_CLOEXEC);
-	int fs = memfd_create("fts-big-saved", MFD_CLOEXEC);
+	unsigned char *b;
+	int fr, fs;
 	(void)state;
 
 	if (FTS_TEST_SANITIZED)
 		FTS_SKIP("the sanitizers' own memory would be counted");
+	c = fts_calib_new();
+	b = malloc(len);
+	fr = memfd_create("fts-big-record", MFD_CLOEXEC);
+	fs = memfd_create("fts-big-saved", MFD_CLOEXEC);
 	assert_non_null(b);
 	assert_int_equal(daysim_harsh(&d, n, 11), 0);
 	for (size_t i = 0; i < d.nsamp; i++) {
