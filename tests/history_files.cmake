@@ -16,3 +16,14 @@ foreach(cmd "history" "convert;--history")
     message(FATAL_ERROR "${cmd}: a header-only record is not said to hold fewer than 2 samples:\n${err}")
   endif()
 endforeach()
+run(1 ${TOOL} history ${DATA}/header-only-v2.fth)
+if(NOT err MATCHES "fewer than 2 samples")
+  message(FATAL_ERROR "a header-only record of format 2:\n${err}")
+endif()
+
+# A record cut inside its last block (tests/fuzz/corpus/fuzz_histfile/record-v2 cut at
+# byte 700): read with its whole blocks, 7 samples of 14.
+run(0 ${TOOL} history ${DATA}/record-cut-v2.fth)
+if(NOT out MATCHES "samples: +7 ")
+  message(FATAL_ERROR "a record cut short does not load with its whole blocks:\n${out}")
+endif()
