@@ -1128,7 +1128,7 @@ static int record_open(const char *path, int *created)
 
 /* Undo a record start that failed after it held the file: a file it created is
  * removed (if the path still names it), one it found is cut back to the keep bytes it
- * went on from (only blocks were appended). */
+ * went on from (only blocks were appended), and not touched if it has that length. */
 static void record_undo(const char *path, int fd, const struct stat *was, int created,
 			off_t keep)
 {
@@ -1137,7 +1137,8 @@ static void record_undo(const char *path, int fd, const struct stat *was, int cr
 	if (created) {
 		if (stat(path, &now) == 0 && now.st_dev == was->st_dev && now.st_ino == was->st_ino)
 			unlink(path);
-	} else if (fd >= 0 && ftruncate(fd, keep) < 0) {
+	} else if (fd >= 0 && fstat(fd, &now) == 0 && now.st_size != keep &&
+		   ftruncate(fd, keep) < 0) {
 		/* nothing more to do: the error that brought us here is the one reported */
 	}
 }

@@ -287,15 +287,22 @@ static void record_refuses_other_files(void **state)
 {
 	char path[] = "/tmp/fts-other-XXXXXX";
 	int fd = mkstemp(path);
+	struct stat before, after;
 	(void)state;
 
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "precious\n", 9), 9);
 	close(fd);
+	assert_int_equal(stat(path, &before), 0);
 	errno = 0;
 	assert_int_equal(fts_clock_record(path), -1);
 	/* without a counter there is nothing to record, whatever the file */
 	assert_int_equal(errno, counter_in_use() ? EEXIST : ENOTSUP);
+	/* not even its times change: nothing was written to it */
+	assert_int_equal(stat(path, &after), 0);
+	assert_int_equal(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+	assert_int_equal(after.st_ctim.tv_nsec, before.st_ctim.tv_nsec);
+	assert_int_equal(after.st_ctim.tv_sec, before.st_ctim.tv_sec);
 	fd = open(path, O_RDONLY);
 	{
 		char b[16] = { 0 };
