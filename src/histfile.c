@@ -1,11 +1,16 @@
 /* histfile.c - history files (faststamp-history(5)): a header, then blocks, each with
- * its length and a CRC-32 of its payload. Everything little-endian. A reader trusts
- * nothing: every length is checked against what is left, every count against its
- * block, every segment's order and fixed point, before a byte of it is used. */
+ * its length, a CRC-32 of its payload and one of its header (the first block's also
+ * covers the file header): every byte of a file is under a checksum, and a block
+ * header that holds says what its writer wrote, so a file that ends inside a block
+ * was cut there. Everything little-endian. A reader trusts nothing: every length is
+ * checked against what is left, every count against its block, every segment's order
+ * and fixed point, before a byte of it is used. Format 1 (16-byte block headers, the
+ * payload's CRC only) is still read. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -107,19 +112,29 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int fts__write_block(int fd, uint32_t type, const void *payload, uint32_t len)
+/* A block (format 2): its header's CRC continues from seed, which is the file
+ * header's CRC for the first block (so that it covers the file header too), else 0. */
+static int write_block(int fd, uint32_t type, const void *payload, uint32_t len, uint32_t seed)
 {
 	static const unsigned char zero[8];
-	unsigned char h[16];
+	unsigned char h[FTS__BLOCK_HEAD_BYTES];
+	uint32_t pad = (8 - len % 8) % 8;
 	int rc;
 
 	put32(h, FTS__BLOCK_MAGIC);
 	put32(h + 4, type);
 	put32(h + 8, len);
-	put32(h + 12, fts__crc32(0, payload, len));
+	put32(h + 12, fts__crc32(fts__crc32(0, payload, len), zero, pad));
+	put32(h + 16, 0);
+	put32(h + 20, fts__crc32(seed, h, 20));
 	if ((rc = write_all(fd, h, sizeof(h))) < 0 || (rc = write_all(fd, payload, len)) < 0)
 		return rc;
-	return write_all(fd, zero, (8 - len % 8) % 8);
+	return write_all(fd, zero, pad);
+}
+
+int fts__write_block(int fd, uint32_t type, const void *payload, uint32_t len)
+{
+	return write_block(fd, type, payload, len, 0);
 }
 
 int fts__write_header(int fd, const struct fts__head *hd)
@@ -137,7 +152,7 @@ int fts__write_header(int fd, const struct fts__head *hd)
 	put64(h + 64, (uint64_t)hd->created_ns);
 	if ((rc = write_all(fd, f, sizeof(f))) < 0)
 		return rc;
-	return fts__write_block(fd, FTS__BLK_HEAD, h, sizeof(h));
+	return write_block(fd, FTS__BLK_HEAD, h, sizeof(h), fts__crc32(0, f, sizeof(f)));
 }
 
 size_t fts__put_sample(unsigned char *buf, uint64_t before, int64_t ref, uint64_t after,
@@ -310,6 +325,72 @@ static int read_payload(int fd, unsigned char **out, size_t len)
 	return 0;
 }
 
+/* Read up to len bytes, fewer only at the end of the file: how many, or -EIO. */
+static ssize_t read_some(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t r = read(fd, p + got, len - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -EIO;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+/* ---- a block's payload, a piece at a time ------------------------------------------ */
+
+/* Where a payload's bytes come from: the file, read as they are used (a block the
+ * file is known to hold whole), or memory (a block read whole first, where the file's
+ * length is not known; a history's own state, copied). Each piece is added to the
+ * CRC as it is taken, so that a history is built as its bytes arrive, and the memory
+ * a load takes is the history's and a piece's, not the file's. */
+#define PIECE 40960   /* a multiple of 32 (samples) and 40 (segments) */
+
+struct payload {
+	int fd;                      /* -1: from mem */
+	const unsigned char *mem;
+	size_t left;                 /* bytes not taken yet */
+	uint32_t crc;
+	unsigned char piece[PIECE];
+};
+
+/* The next m bytes (m <= PIECE, m <= left) into p->piece. 0 or -EBADMSG (the file
+ * shrank under the reader) or -EIO. */
+static int take(struct payload *p, size_t m)
+{
+	if (p->fd < 0) {
+		memcpy(p->piece, p->mem, m);
+		p->mem += m;
+	} else {
+		int rc = read_all(p->fd, p->piece, m);
+		if (rc <= 0)
+			return rc == -EIO ? -EIO : -EBADMSG;
+	}
+	p->crc = fts__crc32(p->crc, p->piece, m);
+	p->left -= m;
+	return 0;
+}
+
+/* Take and drop the next m bytes (the rest of a block a reader does not use). */
+static int skip(struct payload *p, size_t m)
+{
+	while (m) {
+		size_t k = m < PIECE ? m : PIECE;
+		int rc = take(p, k);
+		if (rc < 0)
+			return rc;
+		m -= k;
+	}
+	return 0;
+}
+
 static void get_rec(const unsigned char *p, uint64_t *key, struct fts__rec *r)
 {
 	*key = get64(p);
@@ -320,88 +401,261 @@ static void get_rec(const unsigned char *p, uint64_t *key, struct fts__rec *r)
 	r->flags = get32(p + 36);
 }
 
-/* A saved history, from its SEGS payload. */
-static struct fts_calib *load_segs(const unsigned char *b, uint32_t len, int *err)
+/* A saved history, from a SEGS payload of len bytes: its fixed part, then its segments
+ * a piece at a time, each put when the next one's key (its end) is known. NULL and
+ * *err: EBADMSG, ENOMEM, EIO. */
+static struct fts_calib *load_segs(struct payload *p, uint32_t len, int *err)
 {
-	uint64_t n, newest, hk, tk;
-	struct fts__rec hr, tr;
-	struct fts_calib *c;
+	uint64_t n, newest, hk, tk, key = 0, put = 0;
+	struct fts__rec hr, tr, r = { 0 };
+	struct fts_calib *c = NULL;
 	int64_t hg, tg;
+	int rc;
 
+	*err = EBADMSG;
 	if (len < SEGS_FIXED || (len - SEGS_FIXED) % SEG_BYTES)
-		goto bad;
-	n = get64(b);
-	newest = get64(b + 8);
+		return NULL;
+	if ((rc = take(p, SEGS_FIXED)) < 0)
+		goto fail;
+	n = get64(p->piece);
+	newest = get64(p->piece + 8);
 	if (n == 0 || n != (len - SEGS_FIXED) / SEG_BYTES)
-		goto bad;
-	get_rec(b + 16, &hk, &hr);
-	hg = (int64_t)get64(b + 16 + SEG_BYTES);
-	get_rec(b + 16 + END_BYTES, &tk, &tr);
-	tg = (int64_t)get64(b + 16 + END_BYTES + SEG_BYTES);
+		return NULL;
+	get_rec(p->piece + 16, &hk, &hr);
+	hg = (int64_t)get64(p->piece + 16 + SEG_BYTES);
+	get_rec(p->piece + 16 + END_BYTES, &tk, &tr);
+	tg = (int64_t)get64(p->piece + 16 + END_BYTES + SEG_BYTES);
 	if (!(c = fts__calib_new_loaded(n))) {
 		*err = errno;
 		return NULL;
 	}
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t key, end;
-		struct fts__rec r;
-
-		get_rec(b + SEGS_FIXED + i * SEG_BYTES, &key, &r);
-		end = i + 1 < n ? get64(b + SEGS_FIXED + (i + 1) * SEG_BYTES) : newest;
-		if (fts__calib_put_loaded(c, i, key, end, r) < 0) {
-			fts_calib_free(c);
-			goto bad;
+	for (uint64_t i = 0; i < n;) {
+		size_t m = (n - i) * SEG_BYTES < PIECE ? (size_t)(n - i) * SEG_BYTES : PIECE;
+		if ((rc = take(p, m)) < 0)
+			goto fail;
+		for (size_t o = 0; o < m; o += SEG_BYTES, i++) {
+			uint64_t k;
+			struct fts__rec nr;
+			get_rec(p->piece + o, &k, &nr);
+			if (i && fts__calib_put_loaded(c, put++, key, k, r) < 0)
+				goto bad;
+			key = k;
+			r = nr;
 		}
 	}
+	if (fts__calib_put_loaded(c, put, key, newest, r) < 0)
+		goto bad;
 	{
 		struct fts__end head = { .key = hk, .rec = hr, .grow = hg },
 				tail = { .key = tk, .rec = tr, .grow = tg };
-		if (fts__calib_publish_loaded(c, n, head, tail, newest) < 0) {
-			fts_calib_free(c);
+		if (fts__calib_publish_loaded(c, n, head, tail, newest) < 0)
 			goto bad;
-		}
 	}
 	return c;
 bad:
-	*err = EBADMSG;
+	rc = -EBADMSG;
+fail:
+	*err = -rc;
+	fts_calib_free(c);
 	return NULL;
 }
 
 struct fts_calib *fts__calib_copy(const struct fts_calib *c)
 {
 	struct fts_calib *copy;
+	struct payload *p;
 	unsigned char *b;
 	size_t len;
 	int err;
 
 	if (segs_payload(c, &b, &len) < 0)
 		return NULL;
-	copy = load_segs(b, (uint32_t)len, &err);
+	if ((p = malloc(sizeof(*p)))) {
+		*p = (struct payload){ .fd = -1, .mem = b, .left = len };
+		copy = load_segs(p, (uint32_t)len, &err);
+	} else {
+		copy = NULL;
+	}
+	free(p);
 	free(b);
 	return copy;
+}
+
+/* The file header, 16 bytes: its version (1 or 2) when whole and known, 0 when the
+ * file ends inside it (or is empty) and what is there is a header's start, or
+ * negative errno. */
+static int read_file_header(int fd, unsigned char f[16])
+{
+	ssize_t got = read_some(fd, f, 16);
+
+	if (got < 0)
+		return (int)got;
+	for (uint32_t v = FTS__FILE_VERSION; v >= 1; v--) {
+		unsigned char want[16] = { 0 };
+		memcpy(want, FTS__FILE_MAGIC, 8);
+		put32(want + 8, v);
+		if (!memcmp(f, want, (size_t)got))
+			return got == 16 ? (int)v : 0;
+	}
+	return -EBADMSG;
+}
+
+/* Replay a SAMPLES payload of len bytes into *c (made at the first). 0 or negative
+ * errno. */
+static int load_samples(struct payload *p, uint32_t len, struct fts_calib **c,
+			struct fts__fileinfo *fi)
+{
+	int rc;
+
+	if (!*c && !(*c = fts_calib_new()))
+		return -ENOMEM;
+	while (len) {
+		size_t m = len < PIECE ? len : PIECE;
+		if ((rc = take(p, m)) < 0)
+			return rc;
+		for (size_t i = 0; i < m; i += FTS__SAMPLE_BYTES) {
+			const unsigned char *s = p->piece + i;
+			if (fts__calib_add_sample(*c, get64(s), (int64_t)get64(s + 8), get64(s + 16),
+						  get32(s + 24) & FTS__SAMPLE_STEP) < 0)
+				return errno == ENOMEM ? -ENOMEM : -EBADMSG;
+			fi->samples++;
+		}
+		len -= (uint32_t)m;
+	}
+	return 0;
+}
+
+/* One block's payload, of type and len, with pad bytes after it; its checksum
+ * (crc, of the payload and padding; format 1: of the payload only) checked at its
+ * end. 0 or negative errno. */
+static int load_block(struct payload *p, uint32_t type, uint32_t len, uint32_t pad,
+		      uint32_t crc, struct fts_calib **c, struct fts__fileinfo *fi, int *err)
+{
+	int rc = 0;
+	uint32_t sum;
+
+	switch (type) {
+	case FTS__BLK_HEAD:
+		if (len < HEAD_BYTES || fi->has_head)
+			return -EBADMSG;
+		if ((rc = take(p, HEAD_BYTES)) < 0)
+			return rc;
+		fi->has_head = 1;
+		fi->head.kind = get32(p->piece);
+		fi->head.counter_hz = get64(p->piece + 8);
+		memcpy(fi->head.boot_id, p->piece + 16, 16);
+		memcpy(fi->head.clocksource, p->piece + 32, 31);
+		fi->head.created_ns = (int64_t)get64(p->piece + 64);
+		rc = skip(p, len - HEAD_BYTES);
+		break;
+	case FTS__BLK_SEGS:
+		if (!fi->has_head || *c)
+			return -EBADMSG;
+		if (!(*c = load_segs(p, len, err)))
+			return -*err;
+		fi->saved = 1;
+		fi->segments = (len - SEGS_FIXED) / SEG_BYTES;   /* load_segs checked it */
+		break;
+	case FTS__BLK_SAMPLES:
+		if (!fi->has_head || fi->saved || len % FTS__SAMPLE_BYTES)
+			return -EBADMSG;
+		rc = load_samples(p, len, c, fi);
+		break;
+	case FTS__BLK_EVENT:
+		if (!fi->has_head || len < FTS__EVENT_BYTES)
+			return -EBADMSG;
+		if ((rc = take(p, FTS__EVENT_BYTES)) < 0)
+			return rc;
+		{
+			const unsigned char *b = p->piece;
+			struct fts__event e = { .type = get32(b), .counter = get64(b + 8),
+						.realtime_ns = (int64_t)get64(b + 16),
+						.value_ns = (int64_t)get64(b + 24) };
+			memcpy(e.what, b + 32, 63);
+			if (e.type >= 1 && e.type <= 3) {
+				if (!(fi->events[1] + fi->events[2] + fi->events[3]))
+					fi->first_event = e;
+				fi->events[e.type]++;
+			}
+		}
+		rc = skip(p, len - FTS__EVENT_BYTES);
+		break;
+	default:
+		if (!(type & FTS__BLK_OPTIONAL))
+			return -EBADMSG;
+		fi->blocks_skipped++;
+		rc = skip(p, len);
+	}
+	if (rc < 0)
+		return rc;
+	sum = p->crc;
+	if ((rc = take(p, pad)) < 0)
+		return rc;
+	for (uint32_t i = 0; i < pad; i++)
+		if (p->piece[i])
+			return -EBADMSG;
+	if (fi->version >= 2)
+		sum = p->crc;
+	/* Checked in the fuzzer's build too: its mutator writes right checksums after
+	 * most of its changes (tests/fuzz/fuzz_histfile.c). */
+	if (sum != crc)
+		return -EBADMSG;
+	return 0;
 }
 
 struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)
 {
 	struct fts__fileinfo fi = { 0 };
-	unsigned char f[16], h[16], *b = NULL;
+	unsigned char f[16], h[FTS__BLOCK_HEAD_BYTES], *b = NULL;
 	struct fts_calib *c = NULL;
+	struct payload *p = NULL;
+	struct stat st;
+	off_t start = -1, size = 0;
+	size_t hlen;
+	uint32_t seed;
 	int rc;
 
 	*err = EBADMSG;
-	if ((rc = read_all(fd, f, sizeof(f))) <= 0) {
-		*err = rc == -EIO ? EIO : EBADMSG;
-		return NULL;
+	/* A regular file's length says which blocks it holds whole: those are read as
+	 * they are used. Anything else (a pipe) is read a whole block at a time. */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (start = lseek(fd, 0, SEEK_CUR)) >= 0)
+		size = st.st_size;
+	else
+		start = -1;
+	if ((rc = read_file_header(fd, f)) < 0)
+		goto fail;
+	if (rc == 0) {
+		fi.cut = 1;   /* cut inside its header: a record before its HEAD */
+		goto ends;
 	}
-	if (memcmp(f, FTS__FILE_MAGIC, 8) || get32(f + 8) != FTS__FILE_VERSION || get32(f + 12))
-		return NULL;
+	if (!(p = malloc(sizeof(*p)))) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	fi.version = (uint32_t)rc;
+	/* Format 1: 16-byte block headers, a CRC of the payload only */
+	hlen = fi.version == 1 ? 16 : FTS__BLOCK_HEAD_BYTES;
+	seed = fts__crc32(0, f, sizeof(f));
+	fi.whole = sizeof(f);
 	for (;;) {
 		uint32_t type, len, pad;
+		ssize_t got;
 
-		if ((rc = read_all(fd, h, sizeof(h))) == 0)
-			break;   /* the end of the file, between blocks */
-		if (rc < 0)
+		if ((got = read_some(fd, h, hlen)) < 0) {
+			rc = (int)got;
 			goto fail;
+		}
+		if (got == 0)
+			break;   /* the end of the file, between blocks */
+		if (got < (ssize_t)hlen) {
+			fi.cut = 1;   /* the end of the file inside a block's header */
+			break;
+		}
+		/* A header whose CRC holds says what its writer wrote: a file that ends
+		 * inside its payload was cut there, not damaged in its length. */
+		if (fi.version >= 2 && (fts__crc32(seed, h, 20) != get32(h + 20) || get32(h + 16)))
+			goto bad;
+		seed = 0;
 		if (get32(h) != FTS__BLOCK_MAGIC)
 			goto bad;
 		type = get32(h + 4);
@@ -409,82 +663,42 @@ struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)
 		pad = (8 - len % 8) % 8;
 		if (len > MAX_BLOCK)
 			goto bad;
-		free(b);
-		b = NULL;
-		if ((rc = read_payload(fd, &b, len + pad)) < 0)
-			goto fail;
-		/* The fuzzer's build lets any checksum pass, to reach the checks behind it
-		 * (tests/test_files.c holds the checksum to account). */
-#ifndef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-		if (fts__crc32(0, b, len) != get32(h + 12)) {
-			rc = -EBADMSG;
-			goto fail;
+		*p = (struct payload){ .fd = fd, .left = (size_t)len + pad };
+		if (start >= 0) {
+			uint64_t end = (uint64_t)start + fi.whole + hlen + len + pad;
+			/* a file being recorded may have grown since */
+			if (end > (uint64_t)size && fstat(fd, &st) == 0)
+				size = st.st_size;
+			if (end > (uint64_t)size)
+				rc = -EBADMSG;
+		} else {
+			free(b);
+			b = NULL;
+			if ((rc = read_payload(fd, &b, len + pad)) == 0) {
+				p->fd = -1;
+				p->mem = b;
+			}
 		}
-#endif
-		for (uint32_t i = len; i < len + pad; i++)
-			if (b[i])
-				goto bad;
-		switch (type) {
-		case FTS__BLK_HEAD:
-			if (len < HEAD_BYTES || fi.has_head)
-				goto bad;
-			fi.has_head = 1;
-			fi.head.kind = get32(b);
-			fi.head.counter_hz = get64(b + 8);
-			memcpy(fi.head.boot_id, b + 16, 16);
-			memcpy(fi.head.clocksource, b + 32, 31);
-			fi.head.created_ns = (int64_t)get64(b + 64);
+		if (rc == -EBADMSG && type != FTS__BLK_SEGS) {
+			fi.cut = 1;   /* inside its payload: a record keeps its whole blocks */
 			break;
-		case FTS__BLK_SEGS:
-			if (!fi.has_head || c)
-				goto bad;
-			if (!(c = load_segs(b, len, err)))
-				goto out;
-			fi.saved = 1;
-			fi.segments = get64(b);
-			break;
-		case FTS__BLK_SAMPLES:
-			if (!fi.has_head || fi.saved || len % FTS__SAMPLE_BYTES)
-				goto bad;
-			if (!c && !(c = fts_calib_new())) {
-				rc = -ENOMEM;
-				goto fail;
-			}
-			for (uint32_t i = 0; i < len; i += FTS__SAMPLE_BYTES) {
-				const unsigned char *s = b + i;
-				uint32_t flags = get32(s + 24);
-				if (fts__calib_add_sample(c, get64(s), (int64_t)get64(s + 8), get64(s + 16),
-							  flags & FTS__SAMPLE_STEP) < 0) {
-					rc = errno == ENOMEM ? -ENOMEM : -EBADMSG;
-					goto fail;
-				}
-				fi.samples++;
-			}
-			break;
-		case FTS__BLK_EVENT:
-			if (!fi.has_head || len < FTS__EVENT_BYTES)
-				goto bad;
-			{
-				struct fts__event e = { .type = get32(b), .counter = get64(b + 8),
-							.realtime_ns = (int64_t)get64(b + 16),
-							.value_ns = (int64_t)get64(b + 24) };
-				memcpy(e.what, b + 32, 63);
-				if (e.type >= 1 && e.type <= 3) {
-					if (!(fi.events[1] + fi.events[2] + fi.events[3]))
-						fi.first_event = e;
-					fi.events[e.type]++;
-				}
-			}
-			break;
-		default:
-			if (!(type & FTS__BLK_OPTIONAL))
-				goto bad;
-			fi.blocks_skipped++;
 		}
+		if (rc < 0 || (rc = load_block(p, type, len, pad, get32(h + 12), &c, &fi, err)) < 0)
+			goto fail;
+		fi.whole += hlen + len + pad;
 	}
-	if (!c || fts_calib_count(c) < 2)
+ends:
+	/* A record only started (its header, whole or cut short), or stopped after one
+	 * sample: no history yet, and not damage (a saved history always holds two
+	 * knots: load_segs checked it). */
+	if (!fi.saved && fi.samples < 2) {
+		rc = -ENODATA;
+		goto fail;
+	}
+	if (fts_calib_count(c) < 2)
 		goto bad;
 	free(b);
+	free(p);
 	if (info)
 		*info = fi;
 	return c;
@@ -492,8 +706,10 @@ bad:
 	rc = -EBADMSG;
 fail:
 	*err = -rc;
-out:
+	if (info)
+		*info = fi;   /* what was read before the failure */
 	free(b);
+	free(p);
 	fts_calib_free(c);
 	return NULL;
 }

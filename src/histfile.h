@@ -10,8 +10,9 @@
 #include "faststamp.h"
 
 #define FTS__FILE_MAGIC "FSTMPHST"      /* 8 bytes at offset 0 */
-#define FTS__FILE_VERSION 1
+#define FTS__FILE_VERSION 2           /* written; 1 is still read */
 #define FTS__BLOCK_MAGIC 0x4b4c4246u    /* "FBLK", little-endian */
+#define FTS__BLOCK_HEAD_BYTES 24        /* magic, type, length, payload CRC, 0, header CRC */
 
 /* Block types. Bit 31: a reader that does not know the type may skip the block. */
 enum {
@@ -63,11 +64,14 @@ struct fts__event {
 /* What a file holds, for `faststamp history`. */
 struct fts__fileinfo {
 	struct fts__head head;
+	uint32_t version;               /* the file's format, 0 if its header is cut */
 	int has_head, saved;            /* saved: a SEGS block (else a record) */
 	uint64_t samples, segments;
 	uint64_t events[4];             /* by type */
 	struct fts__event first_event;  /* the first few, for the summary */
 	uint64_t blocks_skipped;        /* optional blocks of unknown types */
+	uint64_t whole;                 /* bytes up to the end of the last whole block */
+	int cut;                        /* the file ends inside a block (or its header) */
 };
 
 /* This machine's boot id (zeros if unreadable). */
@@ -92,8 +96,9 @@ int fts__calib_save_head(const struct fts_calib *c, int fd, const struct fts__he
  * loaded (it takes no samples): what stamps converted with a shared history keep
  * converting with after the reader leaves it. NULL if no whole state could be read. */
 struct fts_calib *fts__calib_copy(const struct fts_calib *c);
-/* Read a file: the history it holds (with info, which may be NULL). NULL and *err =
- * EBADMSG, EINVAL, ENOMEM or EIO. */
+/* Read a file: the history it holds (with info, which may be NULL: on failure it
+ * holds what was read before). NULL and *err = EBADMSG, ENODATA (a record of fewer
+ * than two samples), EINVAL, ENOMEM or EIO. */
 struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err);
 
 #endif /* FTS__HISTFILE_H */

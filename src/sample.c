@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -230,11 +231,14 @@ static void after_fork_parent(void)
 	pthread_mutex_unlock(&lock);
 }
 
+static void record_drop_inherited(void);
+
 static void after_fork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
 	running = alive = 0;   /* threads do not survive fork */
 	retry_at = retry_gap = 0;
+	record_drop_inherited();
 }
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -497,6 +501,18 @@ static void record_stop(int err)
 	free(rec.buf);
 	rec.buf = NULL;
 	rec.n = rec.cap = 0;
+}
+
+/* In a child after fork: the parent's record stays the parent's. The child writes
+ * nothing to it (its blocks would interleave with the parent's) and may record a file
+ * of its own. The parent's lock stays with the parent's open file. */
+static void record_drop_inherited(void)
+{
+	if (rec.fd >= 0)
+		close(rec.fd);
+	rec.fd = -1;
+	rec.err = 0;
+	rec.n = 0;
 }
 
 static void record_flush(void)
@@ -1073,26 +1089,73 @@ int fts_clock_save(int fd)
 	return rc < 0 ? fts__fail(-rc) : 0;
 }
 
-/* Does the file at fd hold a record of this boot and counter? */
-static int same_record(int fd, const struct fts__head *h)
+/* Does the file at fd hold a record of this boot and counter? *keep: its bytes up to
+ * its last whole block (a record cut short, by a crash or a full disk, goes on from
+ * there: a block appended after a partial one would be lost with it). */
+static int same_record(int fd, const struct fts__head *h, off_t *keep)
 {
 	struct fts__fileinfo fi;
 	struct fts_calib *c;
 	int err;
 
-	if (lseek(fd, 0, SEEK_SET) < 0 || !(c = fts__load(fd, &fi, &err))) {
-		/* a record stopped after its header and a sample holds no history yet */
+	if (lseek(fd, 0, SEEK_SET) < 0)
 		return 0;
-	}
+	c = fts__load(fd, &fi, &err);
 	fts_calib_free(c);
-	return !fi.saved && fi.head.kind == h->kind && !memcmp(fi.head.boot_id, h->boot_id, 16);
+	*keep = (off_t)fi.whole;
+	/* a record stopped after its header or a sample (ENODATA) is one to go on with;
+	 * so is the start of a header, cut short (nothing of value: written again) */
+	if (!c && err != ENODATA)
+		return 0;
+	if (!fi.has_head)
+		return fi.cut && (*keep = 0, 1);
+	/* a record of an older format is left alone: its blocks are not ours */
+	return fi.version == FTS__FILE_VERSION && !fi.saved && fi.head.kind == h->kind &&
+	       !memcmp(fi.head.boot_id, h->boot_id, 16);
+}
+
+/* Open the record at path: an existing file, or a new one (*created). */
+static int record_open(const char *path, int *created)
+{
+	int fd;
+
+	*created = 0;
+	for (int tries = 0; tries < 8; tries++) {
+		if ((fd = open(path, O_RDWR | O_CLOEXEC)) >= 0 || errno != ENOENT)
+			return fd;
+		if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) >= 0) {
+			*created = 1;
+			return fd;
+		}
+		if (errno != EEXIST)
+			return -1;
+	}
+	return -1;   /* created and removed by others, over and over */
+}
+
+/* Undo a record start that failed after it held the file: a file it created is
+ * removed (if the path still names it), one it found is cut back to the keep bytes it
+ * went on from (only blocks were appended), and not touched if it has that length. */
+static void record_undo(const char *path, int fd, const struct stat *was, int created,
+			off_t keep)
+{
+	struct stat now;
+
+	if (created) {
+		if (stat(path, &now) == 0 && now.st_dev == was->st_dev && now.st_ino == was->st_ino)
+			unlink(path);
+	} else if (fd >= 0 && fstat(fd, &now) == 0 && now.st_size != keep &&
+		   ftruncate(fd, keep) < 0) {
+		/* nothing more to do: the error that brought us here is the one reported */
+	}
 }
 
 int fts_clock_record(const char *path)
 {
 	struct fts__head h;
-	struct stat st;
-	int fd, rc = 0;
+	struct stat st = { 0 };
+	off_t keep = 0;   /* the bytes of the file recording goes on from */
+	int fd, created, busy, rc = 0;
 
 	if (!path) {
 		pthread_mutex_lock(&lock);
@@ -1103,31 +1166,49 @@ int fts_clock_record(const char *path)
 		pthread_mutex_unlock(&lock);
 		return rc ? fts__fail(rc) : 0;
 	}
-	/* Without a counter, stamps are clock readings: there is nothing to record. */
+	/* Without a counter (a build without one, or the generic backend chosen at
+	 * start), stamps are clock readings: there is nothing to record. */
 	pthread_mutex_lock(&lock);
-	rc = !FTS__HAVE_COUNTER && src.counter == hw_counter;
+	rc = src.counter == hw_counter && (!FTS__HAVE_COUNTER || !fts__backend_choice()->store_counter);
+	busy = rec.fd >= 0;
 	pthread_mutex_unlock(&lock);
 	if (rc)
 		return fts__fail(ENOTSUP);
+	if (busy)   /* before the file is touched: a refused call leaves nothing behind */
+		return fts__fail(EBUSY);
 	/* A record is of this process's own samples: a shared history is left for them. */
 	fts__clock_leave_shared("recording with fts_clock_record");
 	clock_id(&h, 1);
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
+	if ((fd = record_open(path, &created)) < 0)
 		return -1;
+	/* One recorder a file, whichever process: the lock lives as long as the open file
+	 * (the recorder's life), and is dropped by the kernel if the process dies. */
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? EBUSY : errno;
+		close(fd);   /* a file created here and locked meanwhile is the other's now */
+		return fts__fail(rc);
+	}
 	if (fstat(fd, &st) < 0) {
 		rc = errno;
-	} else if (st.st_size > 0 && !same_record(fd, &h)) {
+	} else if (!S_ISREG(st.st_mode)) {
 		rc = EEXIST;
-	} else if (st.st_size > 0 ? lseek(fd, 0, SEEK_END) < 0 : (rc = -fts__write_header(fd, &h)) != 0) {
+	} else if (st.st_size > 0 && !same_record(fd, &h, &keep)) {
+		rc = EEXIST;
+		keep = st.st_size;   /* not ours: not a byte of it changes */
+	} else if (keep < st.st_size && ftruncate(fd, keep) < 0) {
+		rc = errno;
+	} else if (keep > 0 ? lseek(fd, 0, SEEK_END) < 0
+			    : lseek(fd, 0, SEEK_SET) < 0 || (rc = -fts__write_header(fd, &h)) != 0) {
 		rc = rc ? rc : errno;
 	}
 	if (rc) {
+		record_undo(path, fd, &st, created, keep);
 		close(fd);
 		return fts__fail(rc);
 	}
 	pthread_mutex_lock(&lock);
 	if (rec.fd >= 0) {
-		rc = EBUSY;
+		rc = EBUSY;   /* another thread started recording meanwhile */
 	} else {
 		rec.fd = fd;
 		rec.err = 0;
@@ -1138,12 +1219,30 @@ int fts_clock_record(const char *path)
 		attach_tried = 1;
 		if ((rc = start_locked()) == 0 && taken == before)
 			rc = sample_locked(NULL);
-		record_flush();
 		rc = rc < 0 ? -rc : 0;
+		if (!rc) {
+			record_flush();
+			if (rec.fd < 0)   /* the write failed: recording stopped, fd closed */
+				rc = rec.err ? rec.err : EIO;
+		}
+		if (rc) {
+			/* nothing of a failed start stays: neither the recorder nor its file
+			 * (a record found and written to is cut back while fd is open) */
+			if (rec.fd < 0)
+				fd = -1;
+			rec.fd = -1;
+			rec.err = 0;
+			free(rec.buf);
+			rec.buf = NULL;
+			rec.n = rec.cap = 0;
+		}
 	}
 	pthread_mutex_unlock(&lock);
-	if (rc == EBUSY)
-		close(fd);
+	if (rc) {
+		record_undo(path, fd, &st, created, keep);
+		if (fd >= 0)
+			close(fd);
+	}
 	note_use();
 	return rc ? fts__fail(rc) : 0;
 }

@@ -2,7 +2,8 @@
  * loaded one takes no samples; every truncation and every flipped byte of a file is
  * refused (EBADMSG) and nothing crashes; lengths the file does not back are never
  * allocated; the process clock's record converts every stamp stored while recording,
- * within its clock_gettime bracket; the record's rules (EEXIST, EBUSY, append). */
+ * within its clock_gettime bracket; the record's rules (EEXIST, EBUSY, append); one
+ * recorder a file, across processes; a failed start leaves nothing behind. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -14,6 +15,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -23,6 +26,9 @@
 #include "daysim.h"
 #include "simclock.h"
 
+/* A file's header and its HEAD block: what a record holds before its first sample. */
+#define HEADER_BYTES (16 + FTS__BLOCK_HEAD_BYTES + 80)
+
 /* A file in memory (memfd) holding bytes p[0..n). */
 static int mem_file(const void *p, size_t n)
 {
@@ -31,6 +37,18 @@ static int mem_file(const void *p, size_t n)
 	assert_int_equal(write(fd, p, n), (ssize_t)n);
 	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
 	return fd;
+}
+
+/* A pipe whose read end gives bytes p[0..n) (n within the pipe's buffer), then ends:
+ * a file whose length the reader cannot know. */
+static int pipe_file(const void *p, size_t n)
+{
+	int fds[2];
+	assert_int_equal(pipe(fds), 0);
+	assert_true(n <= 65536);
+	assert_int_equal(write(fds[1], p, n), (ssize_t)n);
+	close(fds[1]);
+	return fds[0];
 }
 
 /* The bytes of fd, from 0; *n their count. */
@@ -139,7 +157,9 @@ static void corrupt_files(void **state)
 		int f = mem_file(good, len);
 		errno = 0;
 		assert_null(fts_calib_load(f));
-		assert_int_equal(errno, EBADMSG);
+		/* cut before the SEGS block's payload: a file with no history yet; inside
+		 * it: damaged (a saved history is whole or nothing) */
+		assert_int_equal(errno, len < HEADER_BYTES + FTS__BLOCK_HEAD_BYTES ? ENODATA : EBADMSG);
 		close(f);
 	}
 	for (size_t i = 0; i < n; i += i < 256 ? 1 : 29) {
@@ -167,10 +187,12 @@ static void corrupt_files(void **state)
 }
 
 /* A block that claims a gigabyte in a file of a few bytes: refused without taking
- * the memory (the allocation limit would fail a gigabyte). */
+ * the memory (the allocation limit would fail a gigabyte). With its header's CRC
+ * right, the file was cut inside that block (a record before its HEAD: ENODATA);
+ * with it wrong, the file is damaged. */
 static void hostile_lengths(void **state)
 {
-	unsigned char f[16 + 16 + 8] = { 0 };
+	unsigned char f[16 + FTS__BLOCK_HEAD_BYTES + 8] = { 0 };
 	struct rlimit was, lim;
 	int fd;
 	(void)state;
@@ -184,11 +206,16 @@ static void hostile_lengths(void **state)
 	lim = (struct rlimit){ 512u << 20, was.rlim_max };
 	if (!FTS_TEST_SANITIZED)   /* the sanitizers reserve far more address space */
 		setrlimit(RLIMIT_AS, &lim);
-	fd = mem_file(f, sizeof(f));
-	errno = 0;
-	assert_null(fts_calib_load(fd));
-	assert_int_equal(errno, EBADMSG);
-	close(fd);
+	for (int right = 0; right < 2; right++) {
+		uint32_t crc = fts__crc32(fts__crc32(0, f, 16), f + 16, 20) + (uint32_t)!right;
+		for (int i = 0; i < 4; i++)
+			f[16 + 20 + i] = (unsigned char)(crc >> (8 * i));
+		fd = mem_file(f, sizeof(f));
+		errno = 0;
+		assert_null(fts_calib_load(fd));
+		assert_int_equal(errno, right ? ENODATA : EBADMSG);
+		close(fd);
+	}
 	setrlimit(RLIMIT_AS, &was);
 }
 
@@ -246,20 +273,36 @@ static void record_converts_stamps(void **state)
 	unlink(path);
 }
 
-/* A file that is not a record of this boot and counter is left alone. */
+/* Do stamps use a counter (not the generic backend, by build or by choice)? */
+static int counter_in_use(void)
+{
+	struct fts_info in = { .size = sizeof(in) };
+	assert_int_equal(fts_get_info(&in), 0);
+	return strcmp(in.backend, "generic") != 0;
+}
+
+/* A file that is not a record of this boot and counter is left alone; without a
+ * counter (the generic backend) nothing is recorded and no file is created. */
 static void record_refuses_other_files(void **state)
 {
 	char path[] = "/tmp/fts-other-XXXXXX";
 	int fd = mkstemp(path);
+	struct stat before, after;
 	(void)state;
 
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, "precious\n", 9), 9);
 	close(fd);
+	assert_int_equal(stat(path, &before), 0);
 	errno = 0;
 	assert_int_equal(fts_clock_record(path), -1);
 	/* without a counter there is nothing to record, whatever the file */
-	assert_int_equal(errno, FTS__HAVE_COUNTER ? EEXIST : ENOTSUP);
+	assert_int_equal(errno, counter_in_use() ? EEXIST : ENOTSUP);
+	/* not even its times change: nothing was written to it */
+	assert_int_equal(stat(path, &after), 0);
+	assert_int_equal(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+	assert_int_equal(after.st_ctim.tv_nsec, before.st_ctim.tv_nsec);
+	assert_int_equal(after.st_ctim.tv_sec, before.st_ctim.tv_sec);
 	fd = open(path, O_RDONLY);
 	{
 		char b[16] = { 0 };
@@ -270,7 +313,652 @@ static void record_refuses_other_files(void **state)
 	unlink(path);
 	errno = 0;
 	assert_int_equal(fts_clock_record("/nonexistent-dir/x"), -1);
-	assert_int_equal(errno, FTS__HAVE_COUNTER ? ENOENT : ENOTSUP);
+	assert_int_equal(errno, counter_in_use() ? ENOENT : ENOTSUP);
+	if (!counter_in_use()) {
+		struct stat sb;
+		errno = 0;
+		assert_int_equal(fts_clock_record(path), -1);
+		assert_int_equal(errno, ENOTSUP);
+		assert_int_equal(stat(path, &sb), -1);   /* no file is created */
+	}
+}
+
+/* The bytes of the file at path (NULL if there is none); *n their count. */
+static unsigned char *file_bytes(const char *path, size_t *n)
+{
+	int fd = open(path, O_RDONLY);
+	unsigned char *b;
+
+	if (fd < 0)
+		return NULL;
+	b = slurp(fd, n);
+	close(fd);
+	return b;
+}
+
+/* In a child: try to record path while the parent records it. 0 when refused with
+ * EBUSY, else what went wrong (the child's exit status). First it samples and stops
+ * recording: the parent's record, inherited open, must get nothing from it. */
+static int child_tries(const char *path)
+{
+	simc_advance(50e6L);
+	if (fts__clock_sample() < 0 || fts_clock_record(NULL) < 0)
+		return 3;
+	errno = 0;
+	if (fts_clock_record(path) == 0)
+		return 1;
+	return errno == EBUSY ? 0 : 2;
+}
+
+/* Stamps taken while recording, converted from the file alone, each within its bound. */
+static size_t covered_by(const char *path, const fast_timestamp_t *st, const int64_t *truth,
+			 size_t n)
+{
+	int fd = open(path, O_RDONLY);
+	struct fts_calib *l;
+	size_t covered = 0;
+
+	assert_true(fd >= 0);
+	l = fts_calib_load(fd);
+	close(fd);
+	assert_non_null(l);
+	for (size_t i = 0; i < n; i++) {
+		int64_t ns, err;
+		if (fts_calib_convert(l, st[i], &ns, &err) == 0)
+			covered += llabs(ns - truth[i]) <= err;
+	}
+	fts_calib_free(l);
+	return covered;
+}
+
+/* Two processes, one file: whichever records first keeps it. The second's
+ * fts_clock_record fails with EBUSY and leaves every byte as it was; the first's record
+ * stays whole and converts every stamp it was taken for. */
+static void two_recorders(void **state)
+{
+	char path[] = "/tmp/fts-two-XXXXXX";
+	int fd = mkstemp(path), go[2], done[2], status;
+	fast_timestamp_t st[400];
+	int64_t truth[400];
+	unsigned char *before, *after;
+	size_t nb, na;
+	pid_t pid;
+	(void)state;
+
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	simc_use(41, 10);
+	/* the parent records; a child (another process, the same open file inherited)
+	 * tries the same path */
+	assert_int_equal(fts_clock_record(path), 0);
+	for (int i = 0; i < 200; i++) {
+		st[i] = simc_stamp(&truth[i]);
+		simc_advance(5e6L);
+		if (i % 20 == 19)
+			assert_int_equal(fts__clock_sample(), 0);
+	}
+	assert_int_equal(fts_clock_record(NULL), 0);
+	assert_int_equal(fts_clock_record(path), 0);   /* appends, holds the lock again */
+	before = file_bytes(path, &nb);
+	assert_non_null(before);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(child_tries(path));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	after = file_bytes(path, &na);
+	assert_int_equal(na, nb);
+	assert_memory_equal(after, before, nb);
+	free(after);
+	free(before);
+	for (int i = 200; i < 400; i++) {
+		st[i] = simc_stamp(&truth[i]);
+		simc_advance(5e6L);
+		if (i % 20 == 19)
+			assert_int_equal(fts__clock_sample(), 0);
+	}
+	assert_int_equal(fts__clock_sample(), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	assert_int_equal(covered_by(path, st, truth, 400), 400);
+
+	/* the other way round: a child records, the parent is refused until it stops */
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(done), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char c = 0;
+		int rc = fts_clock_record(path) == 0 ? 0 : 3;
+		if (write(go[1], &c, 1) != 1 || read(done[0], &c, 1) != 1)
+			rc = 4;
+		if (!rc && (fts__clock_sample() < 0 || fts_clock_record(NULL) < 0))
+			rc = 5;
+		_exit(rc);
+	}
+	{
+		char c;
+		assert_int_equal(read(go[0], &c, 1), 1);
+		before = file_bytes(path, &nb);
+		errno = 0;
+		assert_int_equal(fts_clock_record(path), -1);
+		assert_int_equal(errno, EBUSY);
+		after = file_bytes(path, &na);
+		assert_int_equal(na, nb);
+		assert_memory_equal(after, before, nb);
+		free(after);
+		free(before);
+		assert_int_equal(write(done[1], &c, 1), 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* the child stopped: its lock went with it, and the record is whole */
+	assert_int_equal(covered_by(path, st, truth, 400), 400);
+	assert_int_equal(fts_clock_record(path), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	close(go[0]);
+	close(go[1]);
+	close(done[0]);
+	close(done[1]);
+	fts__clock_set_source(NULL);
+	unlink(path);
+}
+
+/* A call that fails leaves nothing behind: no file it created, and a file it found
+ * as it was. */
+static void failed_record_leaves_nothing(void **state)
+{
+	char a[] = "/tmp/fts-a-XXXXXX", b[] = "/tmp/fts-b-XXXXXX";
+	int fa = mkstemp(a), fb = mkstemp(b);
+	struct stat sb;
+	(void)state;
+
+	assert_true(fa >= 0 && fb >= 0);
+	close(fa);
+	close(fb);
+	unlink(a);
+	unlink(b);
+	simc_use(42, 10);
+	/* EBUSY while another file is recorded: B is not created */
+	assert_int_equal(fts_clock_record(a), 0);
+	errno = 0;
+	assert_int_equal(fts_clock_record(b), -1);
+	assert_int_equal(errno, EBUSY);
+	assert_int_equal(stat(b, &sb), -1);
+	assert_int_equal(errno, ENOENT);
+	/* and before B is looked at: a B that holds something else is not even read */
+	fb = open(b, O_RDWR | O_CREAT | O_EXCL, 0644);
+	assert_int_equal(write(fb, "precious\n", 9), 9);
+	close(fb);
+	errno = 0;
+	assert_int_equal(fts_clock_record(b), -1);
+	assert_int_equal(errno, EBUSY);
+	unlink(b);
+	assert_int_equal(fts__clock_sample(), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	/* B then records: nothing of the failed call is in its way */
+	assert_int_equal(fts_clock_record(b), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	unlink(b);
+	/* a start that fails once the file is open (the clock cannot be read): the file it
+	 * created is removed, an empty file it found stays empty */
+	simc_use(43, 10);
+	simc.fail = 1;
+	errno = 0;
+	assert_int_equal(fts_clock_record(b), -1);
+	assert_int_equal(errno, EIO);
+	assert_int_equal(stat(b, &sb), -1);
+	fb = open(b, O_RDWR | O_CREAT | O_EXCL, 0644);
+	assert_true(fb >= 0);
+	close(fb);
+	errno = 0;
+	assert_int_equal(fts_clock_record(b), -1);
+	assert_int_equal(errno, EIO);
+	assert_int_equal(stat(b, &sb), 0);
+	assert_int_equal(sb.st_size, 0);
+	/* and with the clock back, it records */
+	simc.fail = 0;
+	assert_int_equal(fts_clock_record(b), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	assert_int_equal(stat(b, &sb), 0);
+	assert_true(sb.st_size > 0);
+	fts__clock_set_source(NULL);
+	unlink(a);
+	unlink(b);
+}
+
+/* A record with no history yet, header only or one sample (a recorder stopped at
+ * once, or killed), says so: ENODATA, "fewer than two samples", not damage. Two
+ * samples load. And a recorder goes on with such a file. */
+static void too_few_samples(void **state)
+{
+	struct fts__head h = { .kind = FTS__KIND_OTHER };
+	unsigned char s[2 * FTS__SAMPLE_BYTES];
+	int fd = memfd_create("fts-few", MFD_CLOEXEC);
+	struct fts_calib *c;
+	(void)state;
+
+	assert_int_equal(fts__write_header(fd, &h), 0);
+	for (int n = 0; n <= 2; n++) {
+		if (n) {
+			fts__put_sample(s, 1000u * (unsigned)n, 1000000 * n, 1000u * (unsigned)n + 10, 0);
+			assert_int_equal(fts__write_block(fd, FTS__BLK_SAMPLES, s, FTS__SAMPLE_BYTES), 0);
+		}
+		assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+		errno = 0;
+		c = fts_calib_load(fd);
+		if (n < 2) {
+			assert_null(c);
+			assert_int_equal(errno, ENODATA);
+		} else {
+			assert_non_null(c);
+			fts_calib_free(c);
+		}
+		assert_true(lseek(fd, 0, SEEK_END) > 0);
+	}
+	close(fd);
+}
+
+/* The process clock goes on with a record of its own boot and counter that holds its
+ * header only (its recorder was killed at once). */
+static void record_appends_to_header_only(void **state)
+{
+	char path[] = "/tmp/fts-one-XXXXXX";
+	int fd = mkstemp(path);
+	struct fts_calib *l;
+	(void)state;
+
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	simc_use(44, 10);
+	assert_int_equal(fts_clock_record(path), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	/* keep the header only */
+	{
+		size_t n;
+		unsigned char *b = file_bytes(path, &n);
+		assert_non_null(b);
+		assert_true(n > HEADER_BYTES + FTS__BLOCK_HEAD_BYTES + FTS__SAMPLE_BYTES);
+		free(b);
+		assert_int_equal(truncate(path, HEADER_BYTES), 0);
+	}
+	fd = open(path, O_RDONLY);
+	errno = 0;
+	assert_null(fts_calib_load(fd));
+	assert_int_equal(errno, ENODATA);
+	close(fd);
+	assert_int_equal(fts_clock_record(path), 0);   /* not EEXIST: it is a record */
+	simc_advance(200e6L);
+	assert_int_equal(fts__clock_sample(), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	fd = open(path, O_RDONLY);
+	l = fts_calib_load(fd);
+	close(fd);
+	assert_non_null(l);
+	fts_calib_free(l);
+	fts__clock_set_source(NULL);
+	unlink(path);
+}
+
+/* The whole blocks of a history file: their ends (offsets) in ends[], and the samples
+ * up to each; the count. */
+static size_t block_ends(const unsigned char *f, size_t n, size_t *ends, size_t *samples, size_t max)
+{
+	size_t at = 16, k = 0, ns = 0;
+
+	while (at + FTS__BLOCK_HEAD_BYTES <= n && k < max) {
+		uint32_t type = f[at + 4] | f[at + 5] << 8 | (uint32_t)f[at + 6] << 16 | (uint32_t)f[at + 7] << 24;
+		uint32_t len = f[at + 8] | f[at + 9] << 8 | (uint32_t)f[at + 10] << 16 | (uint32_t)f[at + 11] << 24;
+		size_t end = at + FTS__BLOCK_HEAD_BYTES + len + (8 - len % 8) % 8;
+		if (end > n)
+			break;
+		if (type == FTS__BLK_SAMPLES)
+			ns += len / FTS__SAMPLE_BYTES;
+		ends[k] = end;
+		samples[k++] = ns;
+		at = end;
+	}
+	return k;
+}
+
+/* A record cut short at any byte (a crash, a full disk, ulimit -f) loads with every
+ * whole block before the cut: exactly as the file cut at the end of its last whole
+ * block, with every stamp inside converting within its bound; fewer than two samples
+ * left: ENODATA. And recording goes on from the last whole block. */
+static void record_cut_anywhere(void **state)
+{
+	char path[] = "/tmp/fts-cut-XXXXXX";
+	int fd = mkstemp(path);
+	enum { N = 400 };
+	fast_timestamp_t st[N];
+	int64_t truth[N];
+	size_t ends[256], samples[256], nblocks, n, loaded = 0, nodata = 0;
+	unsigned char *f;
+	(void)state;
+
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	simc_use(45, 10);
+	/* 4 s: a sample every 100 ms, a new block every 0.3 s (recording stopped and
+	 * started again), a step in the middle (an EVENT block) */
+	assert_int_equal(fts_clock_record(path), 0);
+	for (int i = 0; i < N; i++) {
+		st[i] = simc_stamp(&truth[i]);
+		simc_advance(10e6L);
+		if (i % 10 == 9)
+			assert_int_equal(fts__clock_sample(), 0);
+		if (i % 30 == 29) {
+			assert_int_equal(fts_clock_record(NULL), 0);
+			assert_int_equal(fts_clock_record(path), 0);
+		}
+		if (i == 200)
+			simc_step(5e8L);
+	}
+	assert_int_equal(fts__clock_sample(), 0);
+	assert_int_equal(fts_clock_record(NULL), 0);
+	f = file_bytes(path, &n);
+	assert_non_null(f);
+	nblocks = block_ends(f, n, ends, samples, 256);
+	assert_int_equal(ends[nblocks - 1], n);
+	print_message("a record of %zu bytes, %zu blocks, %zu samples\n", n, nblocks,
+		      samples[nblocks - 1]);
+	for (size_t len = 0; len <= n; len++) {
+		size_t k = 0, whole = 16;
+		struct fts_calib *c, *ref;
+		int fc, fr;
+
+		while (k < nblocks && ends[k] <= len)
+			whole = ends[k++];
+		/* from a pipe, a block is read whole before it is used: the same */
+		fc = len % 5 ? mem_file(f, len) : pipe_file(f, len);
+		errno = 0;
+		c = fts_calib_load(fc);
+		close(fc);
+		if (k == 0 || samples[k - 1] < 2) {
+			assert_null(c);
+			assert_int_equal(errno, ENODATA);
+			nodata++;
+			continue;
+		}
+		assert_non_null(c);
+		loaded++;
+		if (len != whole && len != n)
+			fts_calib_free(c), c = NULL;
+		if (len == whole) {
+			/* the file cut at a block's end: every stamp inside converts within its
+			 * bound */
+			uint64_t lo, hi;
+			assert_int_equal(fts_calib_range(c, &lo, &hi), 0);
+			for (int i = 0; i < N; i++) {
+				int64_t ns, err;
+				if (st[i] < lo || st[i] > hi)
+					continue;
+				assert_int_equal(fts_calib_convert(c, st[i], &ns, &err), 0);
+				assert_true(llabs(ns - truth[i]) <= err);
+			}
+			fts_calib_free(c);
+			continue;
+		}
+		/* cut inside a block: the same history as the file cut at its last whole
+		 * block (checked for every cut of the first few blocks, then one in 7) */
+		if (k > 4 && len % 7)
+			continue;
+		fc = len % 2 ? mem_file(f, len) : pipe_file(f, len);
+		c = fts_calib_load(fc);
+		close(fc);
+		fr = mem_file(f, whole);
+		ref = fts_calib_load(fr);
+		close(fr);
+		assert_non_null(c);
+		assert_non_null(ref);
+		{
+			uint64_t lo, hi;
+			assert_int_equal(fts_calib_range(ref, &lo, &hi), 0);
+			assert_same(c, ref, lo, hi);
+		}
+		fts_calib_free(ref);
+		fts_calib_free(c);
+	}
+	print_message("every cut of it: %zu loaded with their whole blocks, %zu with fewer "
+		      "than 2 samples (ENODATA)\n", loaded, nodata);
+	/* recording goes on after a cut inside a block: from the last whole one */
+	{
+		size_t cut = ends[nblocks - 2] + 20, m;
+		unsigned char *g;
+		assert_int_equal(truncate(path, (off_t)cut), 0);
+		assert_int_equal(fts_clock_record(path), 0);
+		simc_advance(300e6L);
+		assert_int_equal(fts__clock_sample(), 0);
+		assert_int_equal(fts_clock_record(NULL), 0);
+		g = file_bytes(path, &m);
+		assert_non_null(g);
+		assert_memory_equal(g, f, ends[nblocks - 2]);   /* what was whole stays */
+		fd = mem_file(g, m);
+		errno = 0;
+		{
+			struct fts__fileinfo fi;
+			int err;
+			struct fts_calib *c = fts__load(fd, &fi, &err);
+			assert_non_null(c);
+			assert_false(fi.cut);
+			assert_int_equal(fi.whole, m);
+			assert_true(fi.samples > samples[nblocks - 2]);
+			fts_calib_free(c);
+		}
+		close(fd);
+		free(g);
+	}
+	free(f);
+	fts__clock_set_source(NULL);
+	unlink(path);
+}
+
+/* Every single-bit flip of a file: refused (EBADMSG), or a history that converts
+ * every counter value exactly as the file's own (none does: every byte is under a
+ * checksum, the file header under the first block's). Returns the flips refused. */
+static size_t flip_every_bit(unsigned char *good, size_t n, const struct fts_calib *ref)
+{
+	uint64_t lo, hi;
+	size_t refused = 0;
+
+	assert_int_equal(fts_calib_range(ref, &lo, &hi), 0);
+	for (size_t i = 0; i < n * 8; i++) {
+		struct fts_calib *l;
+		int f;
+		good[i / 8] ^= (unsigned char)(1u << (i % 8));
+		f = mem_file(good, n);
+		errno = 0;
+		l = fts_calib_load(f);
+		close(f);
+		good[i / 8] ^= (unsigned char)(1u << (i % 8));
+		if (!l) {
+			assert_int_equal(errno, EBADMSG);
+			refused++;
+			continue;
+		}
+		assert_same(ref, l, lo, hi);
+		fts_calib_free(l);
+	}
+	return refused;
+}
+
+/* No single-bit flip changes a conversion without an error: a record of 1.5 s (its
+ * blocks' types, lengths, checksums, padding, the file header), and a saved history. */
+static void every_bit_flip(void **state)
+{
+	char path[] = "/tmp/fts-flip-XXXXXX";
+	int fd = mkstemp(path);
+	unsigned char *good;
+	struct fts_calib *ref;
+	size_t n, refused;
+	(void)state;
+
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
+	simc_use(46, 10);
+	assert_int_equal(fts_clock_record(path), 0);
+	for (int i = 0; i < 15; i++) {
+		simc_advance(100e6L);
+		assert_int_equal(fts__clock_sample(), 0);
+		if (i % 5 == 4) {   /* three SAMPLES blocks, and an EVENT */
+			assert_int_equal(fts_clock_record(NULL), 0);
+			assert_int_equal(fts_clock_record(path), 0);
+		}
+		if (i == 7)
+			simc_step(2e8L);
+	}
+	assert_int_equal(fts_clock_record(NULL), 0);
+	good = file_bytes(path, &n);
+	assert_non_null(good);
+	fd = mem_file(good, n);
+	ref = fts_calib_load(fd);
+	close(fd);
+	assert_non_null(ref);
+	refused = flip_every_bit(good, n, ref);
+	print_message("a record of %zu bytes: %zu of %zu single-bit flips refused\n", n, refused,
+		      n * 8);
+	assert_int_equal(refused, n * 8);
+	fts_calib_free(ref);
+	free(good);
+	fts__clock_set_source(NULL);
+	unlink(path);
+	{
+		struct daysim d;
+		struct fts_calib *c = harsh_history(&d, 40);
+		fd = memfd_create("fts-flip", MFD_CLOEXEC);
+		assert_int_equal(fts_calib_save(c, fd), 0);
+		good = slurp(fd, &n);
+		close(fd);
+		refused = flip_every_bit(good, n, c);
+		print_message("a saved history of %zu bytes: %zu of %zu single-bit flips refused\n",
+			      n, refused, n * 8);
+		assert_int_equal(refused, n * 8);
+		free(good);
+		fts_calib_free(c);
+		daysim_free(&d);
+	}
+}
+
+/* Files of format 1 (16-byte block headers, the payload's CRC only), stored as that
+ * version wrote them, still load: a record of daysim_ntp(40 samples, seed 5) in 4
+ * SAMPLES blocks, and a saved history of daysim_harsh(60, seed 6). Each converts as
+ * the history of the same samples. A recorder does not append to one. */
+static void format1_loads(void **state)
+{
+	static const struct { const char *file; int harsh; size_t n; uint64_t seed; } f1[] = {
+		{ FTS_TEST_DATA "/record-v1.fth", 0, 40, 5 },
+		{ FTS_TEST_DATA "/saved-v1.fth", 1, 60, 6 },
+	};
+	(void)state;
+
+	for (size_t k = 0; k < 2; k++) {
+		struct daysim d;
+		struct fts_calib *c = fts_calib_new(), *l;
+		struct fts__fileinfo fi;
+		uint64_t lo, hi;
+		int fd = open(f1[k].file, O_RDONLY), err;
+
+		assert_true(fd >= 0);
+		assert_int_equal(f1[k].harsh ? daysim_harsh(&d, f1[k].n, f1[k].seed)
+					     : daysim_ntp(&d, f1[k].n, f1[k].seed), 0);
+		for (size_t i = 0; i < d.nsamp; i++)
+			assert_int_equal(fts_calib_add(c, d.b[i], d.r[i], d.a[i]), 0);
+		l = fts__load(fd, &fi, &err);
+		close(fd);
+		assert_non_null(l);
+		assert_int_equal(fi.version, 1);
+		assert_int_equal(fi.saved, f1[k].harsh);
+		assert_int_equal(fts_calib_range(c, &lo, &hi), 0);
+		assert_same(c, l, lo, hi);
+		fts_calib_free(l);
+		fts_calib_free(c);
+		daysim_free(&d);
+	}
+}
+
+/* The memory a load takes beyond the history it gives: a record of 300000 harsh
+ * samples (9.6 MB) in one block, and the saved history of it, each loaded in a child
+ * whose peak resident size is measured against the history's size (its segments).
+ * Loading streams (a piece of a block at a time): at most twice the history plus
+ * 1 MB. */
+static long rss_kb(void)
+{
+	long pages = 0, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%ld %ld", &pages, &rss), 2);
+	fclose(f);
+	return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static void load_streams(void **state)
+{
+	struct daysim d;
+	struct fts__head h = { .kind = FTS__KIND_OTHER };
+	struct fts_calib *c;
+	size_t n = 300000, len = n * FTS__SAMPLE_BYTES;
+	unsigned char *b;
+	int fr, fs;
+	(void)state;
+
+	if (FTS_TEST_SANITIZED)
+		FTS_SKIP("the sanitizers' own memory would be counted");
+	c = fts_calib_new();
+	b = malloc(len);
+	fr = memfd_create("fts-big-record", MFD_CLOEXEC);
+	fs = memfd_create("fts-big-saved", MFD_CLOEXEC);
+	assert_non_null(b);
+	assert_int_equal(daysim_harsh(&d, n, 11), 0);
+	for (size_t i = 0; i < d.nsamp; i++) {
+		fts__put_sample(b + i * FTS__SAMPLE_BYTES, d.b[i], d.r[i], d.a[i], 0);
+		assert_int_equal(fts_calib_add(c, d.b[i], d.r[i], d.a[i]), 0);
+	}
+	assert_int_equal(fts__write_header(fr, &h), 0);
+	assert_int_equal(fts__write_block(fr, FTS__BLK_SAMPLES, b, (uint32_t)len), 0);
+	assert_int_equal(fts_calib_save(c, fs), 0);
+	free(b);
+	daysim_free(&d);
+	for (int k = 0; k < 2; k++) {
+		int fd = k ? fs : fr, status, p[2];
+		long got[3] = { 0 };
+		pid_t pid;
+
+		assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+		assert_int_equal(pipe(p), 0);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			struct rusage ru;
+			long v[3];
+			struct fts_calib *l;
+			v[0] = rss_kb();
+			l = fts_calib_load(fd);
+			getrusage(RUSAGE_SELF, &ru);
+			v[1] = ru.ru_maxrss - v[0];
+			/* the history: its segments, 40 bytes each (a key, a line) */
+			v[2] = l ? (long)(fts_calib_count(l) * 40 / 1024) : -1;
+			_exit(write(p[1], v, sizeof(v)) == sizeof(v) ? 0 : 1);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		assert_int_equal(read(p[0], got, sizeof(got)), sizeof(got));
+		close(p[0]);
+		close(p[1]);
+		print_message("%s of %ld kB: loading took %ld kB for a history of %ld kB\n",
+			      k ? "saved history" : "record",
+			      (long)(lseek(fd, 0, SEEK_END) / 1024), got[1], got[2]);
+		assert_true(got[2] > 0);
+		assert_true(got[1] <= 2 * got[2] + 1024);
+	}
+	close(fr);
+	close(fs);
+	fts_calib_free(c);
 }
 
 int main(int argc, char **argv)
@@ -281,6 +969,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(hostile_lengths),
 		cmocka_unit_test(record_converts_stamps),
 		cmocka_unit_test(record_refuses_other_files),
+		cmocka_unit_test(two_recorders),
+		cmocka_unit_test(failed_record_leaves_nothing),
+		cmocka_unit_test(too_few_samples),
+		cmocka_unit_test(record_appends_to_header_only),
+		cmocka_unit_test(record_cut_anywhere),
+		cmocka_unit_test(every_bit_flip),
+		cmocka_unit_test(format1_loads),
+		cmocka_unit_test(load_streams),
 	};
 	return fts_test_run(tests, argc, argv);
 }

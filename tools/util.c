@@ -210,7 +210,9 @@ struct fts_calib *fts_tool_load_history(const char *cmd, const char *path,
 	close(fd);
 	if (!c)
 		fprintf(stderr, "faststamp %s: %s: %s\n", cmd, path,
-			err == EBADMSG ? "not a history file, or a damaged one" : strerror(err));
+			err == EBADMSG   ? "not a history file, or a damaged one"
+			: err == ENODATA ? "fewer than 2 samples (a record only started)"
+					 : strerror(err));
 	return c;
 }
 
