@@ -273,9 +273,8 @@ int fts_calib_save(const struct fts_calib *c, int fd)
 
 /* ---- reading ----------------------------------------------------------------------- */
 
-/* Read exactly len bytes: 1, 0 at the end of the file before any, or negative errno
- * (-EBADMSG: the file ends inside). */
-static int read_all(int fd, void *buf, size_t len)
+/* Read up to len bytes, fewer only at the end of the file: how many, or -EIO. */
+static ssize_t read_some(int fd, void *buf, size_t len)
 {
 	char *p = buf;
 	size_t got = 0;
@@ -287,10 +286,21 @@ static int read_all(int fd, void *buf, size_t len)
 		if (r < 0)
 			return -EIO;
 		if (r == 0)
-			return got ? -EBADMSG : 0;
+			break;
 		got += (size_t)r;
 	}
-	return 1;
+	return (ssize_t)got;
+}
+
+/* Read exactly len bytes: 1, 0 at the end of the file before any, or negative errno
+ * (-EBADMSG: the file ends inside). */
+static int read_all(int fd, void *buf, size_t len)
+{
+	ssize_t got = read_some(fd, buf, len);
+
+	if (got < 0)
+		return (int)got;
+	return (size_t)got == len ? 1 : got ? -EBADMSG : 0;
 }
 
 /* A block's payload of len bytes into a buffer that grows with what arrives, so a
@@ -323,25 +333,6 @@ static int read_payload(int fd, unsigned char **out, size_t len)
 	}
 	*out = b;
 	return 0;
-}
-
-/* Read up to len bytes, fewer only at the end of the file: how many, or -EIO. */
-static ssize_t read_some(int fd, void *buf, size_t len)
-{
-	char *p = buf;
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t r = read(fd, p + got, len - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -EIO;
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return (ssize_t)got;
 }
 
 /* ---- a block's payload, a piece at a time ------------------------------------------ */

@@ -243,13 +243,34 @@ static void *nothing(void *arg)
 	return arg;
 }
 
+/* As root, RLIMIT_NPROC binds only another user: become one that runs nothing, with a
+ * soft limit of one process (the hard one stays, so *was can be set again before exit,
+ * for the sanitizers' threads: LeakSanitizer's, at exit). 0, or 77 having said why
+ * thread creation cannot be made to fail here. */
+static int no_threads(struct rlimit *was)
+{
+	struct rlimit one;
+	pthread_t t;
+
+	if (getuid() == 0 && (setgid(65534) || setuid(65534))) {
+		printf("SKIP: cannot drop to uid 65534: %s\n", strerror(errno));
+		return 77;
+	}
+	getrlimit(RLIMIT_NPROC, was);
+	one = (struct rlimit){ 1, was->rlim_max };
+	if (setrlimit(RLIMIT_NPROC, &one) || pthread_create(&t, NULL, nothing, NULL) == 0) {
+		printf("SKIP: cannot make thread creation fail with RLIMIT_NPROC here\n");
+		return 77;
+	}
+	return 0;
+}
+
 static int child_no_thread(void)
 {
-	struct rlimit one, was;
+	struct rlimit was;
 	static struct fts__sbracket kept[4000];
 	size_t n = 0, uncovered = 0, conversions = 0;
 	long double sum = 0;
-	pthread_t t;
 	int64_t end;
 	struct fts_info in = { .size = sizeof(in) };
 	struct fts__clock_state cs;
@@ -264,19 +285,8 @@ static int child_no_thread(void)
 		printf("the warp test could not run\n");
 		return 1;
 	}
-	/* As root, RLIMIT_NPROC binds only another user: become one that runs nothing. */
-	if (getuid() == 0 && (setgid(65534) || setuid(65534))) {
-		printf("SKIP: cannot drop to uid 65534: %s\n", strerror(errno));
+	if (no_threads(&was))
 		return 77;
-	}
-	/* Only the soft limit: it is raised again before exit, for the sanitizers'
-	 * threads (LeakSanitizer's, at exit) */
-	getrlimit(RLIMIT_NPROC, &was);
-	one = (struct rlimit){ 1, was.rlim_max };
-	if (setrlimit(RLIMIT_NPROC, &one) || pthread_create(&t, NULL, nothing, NULL) == 0) {
-		printf("SKIP: cannot make thread creation fail with RLIMIT_NPROC here\n");
-		return 77;
-	}
 	if (fts_clock_start() < 0)
 		return 1;
 	/* Convert fresh stamps as fast as possible for 2 s, keeping one a millisecond. */
@@ -327,10 +337,9 @@ static void no_thread(void **unused)
  * (EAGAIN: its CPU's offset is unknown) until the test runs, retried after 1 s. */
 static int child_no_thread_proof(void)
 {
-	struct rlimit one, was;
+	struct rlimit was;
 	struct fts_info in = { .size = sizeof(in) };
 	fast_timestamp_t before, after;
-	pthread_t t;
 	int64_t ns, err, end;
 	int rc;
 
@@ -345,16 +354,8 @@ static int child_no_thread_proof(void)
 		return 77;
 	}
 	store_fast_timestamp(&before);
-	if (getuid() == 0 && (setgid(65534) || setuid(65534))) {
-		printf("SKIP: cannot drop to uid 65534: %s\n", strerror(errno));
+	if (no_threads(&was))
 		return 77;
-	}
-	getrlimit(RLIMIT_NPROC, &was);
-	one = (struct rlimit){ 1, was.rlim_max };
-	if (setrlimit(RLIMIT_NPROC, &one) || pthread_create(&t, NULL, nothing, NULL) == 0) {
-		printf("SKIP: cannot make thread creation fail with RLIMIT_NPROC here\n");
-		return 77;
-	}
 	rc = fts_convert(&before, &ns, &err) < 0 ? errno : 0;
 	store_fast_timestamp(&after);
 	fts_get_info(&in);
