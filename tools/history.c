@@ -82,6 +82,9 @@ int fts_tool_history(int argc, char **argv)
 		       fi.first_event.value_ns, fi.first_event.counter);
 	if (fi.blocks_skipped)
 		printf("skipped:     %" PRIu64 " blocks of a newer format\n", fi.blocks_skipped);
+	if (fi.cut)
+		printf("cut short:   the file ends inside a block; read up to byte %" PRIu64
+		       ", its last whole block\n", fi.whole);
 	fts_calib_free(c);
 	return 0;
 }
