@@ -441,8 +441,8 @@ FTS__API int fts_clock_save(int fd);
  * even if the process never converts. Samples are buffered and written once a second
  * (and at every event): a crash loses at most the last second. A new or empty file is
  * started; a record of this boot and counter is appended to (one cut short inside a
- * block goes on from its last whole block); anything else is left alone (EEXIST). One recorder a file: the recorder holds an exclusive flock(2) on it
- * while it records, and a second fts_clock_record on the same file, from this process
+ * block goes on from its last whole block); anything else is left alone (EEXIST).
+ * One recorder a file: the recorder holds an exclusive flock(2) on it while it records, and a second fts_clock_record on the same file, from this process
  * or any other, fails with EBUSY and changes nothing in it. A call that fails leaves
  * nothing behind: a file it created is removed, a file it found is left as it was.
  * A child of fork(2) does not write to its parent's record. path NULL stops recording
@@ -451,7 +451,8 @@ FTS__API int fts_clock_save(int fd);
  * first; or another recorder holds the file), ENOTSUP (no counter in use: a build
  * without one, or the generic backend chosen at start, by FASTSTAMP_BACKEND=generic or
  * because the counter is unusable; stamps are clock readings, which convert without a
- * history; no file is created or opened), the errors of open(2) and write(2), or fts_clock_start()'s.
+ * history; no file is created or opened), the errors of open(2) and write(2), or
+ * fts_clock_start()'s.
  * Thread-safe, not async-signal-safe. */
 FTS__API int fts_clock_record(const char *path);
 

@@ -123,7 +123,8 @@ int fts_tool_serve(int argc, char **argv)
 		int e = errno;
 		fprintf(stderr, "faststamp serve: --record %s: %s\n", record,
 			e == EEXIST ? "the file holds something else than a record of this boot "
-				      "and counter" : strerror(e));
+				      "and counter (or one of format 1, which is not appended to)"
+			: e == EBUSY ? "another process records in it" : strerror(e));
 		fts__clock_serve_stop("its record could not be written");
 		return 1;
 	}
