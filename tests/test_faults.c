@@ -16,6 +16,7 @@
 #include "testmain.h"
 
 #include "faststamp.h"
+#include "history.h"
 #include "simclock.h"
 
 #define MAXSTAMPS 40000
@@ -503,6 +504,60 @@ static void monotonic_conversions(void **unused)
 	fts__clock_set_source(NULL);
 }
 
+/* Sorted batches (fts_convert_array, with and without bounds) against one-by-one
+ * conversion, over a history with a step, a slew and segments of every kind, for
+ * batches that start and end anywhere: old and fresh stamps, across segment ends and
+ * the step. Inside the history a batch gives the very ns of one-by-one conversion;
+ * past the newest sample (one clock read for the batch), ns within its bound. */
+static void sorted_batches(void **unused)
+{
+	static int64_t one[MAXSTAMPS], oerr[MAXSTAMPS], bat[MAXSTAMPS], berr[MAXSTAMPS];
+	struct fts__clock_state cs;
+	size_t fresh_from, differ = 0, uncovered = 0, batches = 0;
+	uint64_t rng = 7;
+	(void)unused;
+
+	start(77);
+	run(1.05e9L, 1e6L);
+	simc_step(250e6L);   /* unsignalled: found by the next sample's offsets */
+	run(0.7e9L, 0.5e6L);
+	simc_slew(400);
+	run(0.7e9L, 0.5e6L);
+	state(&cs);
+	assert_false(cs.faulted);
+	/* stamps past the newest sample */
+	for (fresh_from = st.n; fresh_from > 0 &&
+	     st.s[fresh_from - 1] > fts__calib_newest_counter(fts__clock_history()); fresh_from--)
+		;
+	assert_true(fresh_from < st.n);
+	for (size_t i = 0; i < st.n; i++)
+		assert_int_equal(fts_convert(&st.s[i], &one[i], &oerr[i]), 0);
+	for (int k = 0; k < 200; k++) {
+		size_t a, b;
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		a = k ? (rng >> 33) % st.n : 0;
+		b = k ? a + 1 + (rng >> 17) % (st.n - a) : st.n;
+		for (int with_err = 0; with_err < 2; with_err++) {
+			assert_int_equal(fts_convert_array(&st.s[a], b - a, &bat[a],
+							   with_err ? &berr[a] : NULL), 0);
+			for (size_t i = a; i < b; i++) {
+				int64_t miss = bat[i] > st.truth[i] ? bat[i] - st.truth[i]
+								    : st.truth[i] - bat[i];
+				if (i < fresh_from)
+					differ += bat[i] != one[i] || (with_err && berr[i] != oerr[i]);
+				else
+					uncovered += miss > (with_err ? berr[i] : oerr[i] + 1000);
+			}
+			batches++;
+		}
+	}
+	print_message("%zu sorted batches over %zu stamps (%zu fresh): %zu inside the history "
+		      "differ from one by one, %zu fresh outside their bound\n", batches, st.n,
+		      st.n - fresh_from, differ, uncovered);
+	assert_int_equal(differ, 0);
+	assert_int_equal(uncovered, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -517,6 +572,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(fresh_stamps_after_change),
 		cmocka_unit_test(sampler_thread),
 		cmocka_unit_test(monotonic_conversions),
+		cmocka_unit_test(sorted_batches),
 	};
 	return fts_test_run(tests, argc, argv);
 }
