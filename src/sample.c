@@ -336,7 +336,7 @@ static void skew_update_locked(void)
 		__atomic_store_n(&skew_ns, (int64_t)ns_of(proof.w.spread) + 1, __ATOMIC_RELAXED);
 }
 
-/* With lock held, in the sampler: move to the next CPU the counter was proven on. */
+/* With lock held: pin the calling thread (the sampler) to cpu. 0, or -1. */
 static int move_locked(int cpu)
 {
 	if ((src.migrate ? src.migrate : hw_migrate)(src.ctx, cpu) < 0)
@@ -346,6 +346,7 @@ static int move_locked(int cpu)
 	return 0;
 }
 
+/* With lock held, in the sampler: move to the next CPU the counter was proven on. */
 static void next_cpu_locked(void)
 {
 	if (proof.state != PROOF_DONE || CPU_COUNT(&proof.cpus) < 2)
