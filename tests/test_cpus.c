@@ -201,7 +201,10 @@ static void jump_on_every_cpu(void **unused)
 		assert_true(window > 0);
 		snprintf(what, sizeof(what), "jump %+lld ns on every CPU", (long long)offsets_ns[k]);
 		widest = judge(what, 0, 0);
-		assert_true(widest >= offsets_ns[k] / 2);   /* the break: either side of it */
+		/* the break: either side of it (with counter stamps: the generic backend's
+		 * are clock readings, exact) */
+		if (fts__backend_choice()->store_counter)
+			assert_true(widest >= offsets_ns[k] / 2);
 	}
 	move_all = 0;
 	simc_stop_thread();
