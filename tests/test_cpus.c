@@ -138,7 +138,8 @@ static void offsets_at_start(void **unused)
 		run(1e9L, -1, 0, NULL);
 		snprintf(what, sizeof(what), "offset %+lld ns at start", (long long)offsets_ns[k]);
 		widest = judge(what, 0, 0);
-		assert_true(widest >= llabs(offsets_ns[k]));
+		if (fts__backend_choice()->store_counter)   /* else clock readings, exact */
+			assert_true(widest >= llabs(offsets_ns[k]));
 	}
 	simc_stop_thread();
 }
