@@ -5,6 +5,7 @@
  * within its clock_gettime bracket; the record's rules (EEXIST, EBUSY, append); one
  * recorder a file, across processes; a failed start leaves nothing behind. */
 #include <errno.h>
+#include <float.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -71,9 +72,11 @@ static struct fts_calib *harsh_history(struct daysim *d, size_t n)
 	return c;
 }
 
-/* The same answers from two histories, at counters across and around them. */
-static void assert_same(const struct fts_calib *a, const struct fts_calib *b, uint64_t from,
-			uint64_t to)
+/* The same answers from two histories, at counters across and around them; with
+ * close, answers that agree within their bounds (histories built on machines whose
+ * long double differs: a saved file's segments against ones computed here). */
+static void assert_answers(const struct fts_calib *a, const struct fts_calib *b, uint64_t from,
+			   uint64_t to, int close)
 {
 	uint64_t xs[] = { 0, 1, from - 1, from, to, to + 1, UINT64_MAX };
 	for (int i = 0; i < 4000 + 7; i++) {
@@ -82,13 +85,22 @@ static void assert_same(const struct fts_calib *a, const struct fts_calib *b, ui
 		int r1 = fts_calib_convert(a, x, &n1, &e1), er1 = errno;
 		int r2 = fts_calib_convert(b, x, &n2, &e2), er2 = errno;
 		assert_int_equal(r1, r2);
-		if (r1 == 0) {
+		if (r1 == 0 && close) {
+			assert_true((n1 > n2 ? (uint64_t)n1 - (uint64_t)n2 : (uint64_t)n2 - (uint64_t)n1) <=
+				    (uint64_t)e1 + (uint64_t)e2);
+		} else if (r1 == 0) {
 			assert_int_equal(n1, n2);
 			assert_int_equal(e1, e2);
 		} else {
 			assert_int_equal(er1, er2);
 		}
 	}
+}
+
+static void assert_same(const struct fts_calib *a, const struct fts_calib *b, uint64_t from,
+			uint64_t to)
+{
+	assert_answers(a, b, from, to, 0);
 }
 
 static void save_and_load(void **state)
@@ -875,7 +887,9 @@ static void format1_loads(void **state)
 		assert_int_equal(fi.version, 1);
 		assert_int_equal(fi.saved, f1[k].harsh);
 		assert_int_equal(fts_calib_range(c, &lo, &hi), 0);
-		assert_same(c, l, lo, hi);
+		/* the stored files were written on x86_64, their samples simulated and their
+		 * segments computed in its long double: exact only where this one is the same */
+		assert_answers(c, l, lo, hi, LDBL_MANT_DIG != 64);
 		fts_calib_free(l);
 		fts_calib_free(c);
 		daysim_free(&d);
