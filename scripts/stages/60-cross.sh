@@ -70,18 +70,7 @@ C
   "${q[@]}" -E LD_LIBRARY_PATH="$b" "$b/consumer"
 
   echo "=== $a: unit tests under qemu"
-  # qemu-user's rdtime reads this host's TSC, which the riscv64 backend uses only where
-  # the host keeps time with it (tsc); on a host that keeps time with a clock computed
-  # from an invariant TSC (kvm-clock, ...) the counter is forced, so that the counter
-  # path is tested whatever the host's clocksource (as scripts/lib/counter-env does for
-  # the native stages).
-  force=()
-  if [ "$a" = riscv64 ] && grep -qw constant_tsc /proc/cpuinfo && grep -qw nonstop_tsc /proc/cpuinfo &&
-     [ "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)" != tsc ]; then
-    echo "$a: the host's clocksource is not tsc: FASTSTAMP_BACKEND=rdtime for the unit tests"
-    force=(env FASTSTAMP_BACKEND=rdtime)
-  fi
-  "${force[@]}" "$FTS_TOP/scripts/lib/ctest-run" "60-cross-$a" "$b" -j1 -LE 'install|tool|packet|process' || fail=1
+  "$FTS_TOP/scripts/lib/ctest-run" "60-cross-$a" "$b" -j1 -LE 'install|tool|packet|process' || fail=1
   # The bracket test's figures, whatever its verdict.
   ctest --test-dir "$b" -R '^test_arch' -V 2>&1 | grep -E 'backend .*resolution|emulated:' || true
 
