@@ -1,13 +1,6 @@
 # `faststamp history` and `convert --history` on history files that are not whole
 # histories: each says what the file is, in words that do not depend on strerror.
-function(run expect_rc)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL expect_rc)
-    message(FATAL_ERROR "'${ARGN}' exited ${rc}, expected ${expect_rc}\n${out}\n${err}")
-  endif()
-  set(out "${out}" PARENT_SCOPE)
-  set(err "${err}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/tool_run.cmake)
 
 # A record only started (its header, no sample): fewer than 2 samples, not damage.
 foreach(cmd "history" "convert;--history")

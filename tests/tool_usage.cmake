@@ -1,12 +1,5 @@
 # The faststamp command: --help, unknown commands and options, FASTSTAMP_BACKEND.
-function(run expect_rc)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc EQUAL expect_rc)
-    message(FATAL_ERROR "'${ARGN}' exited ${rc}, expected ${expect_rc}\n${out}\n${err}")
-  endif()
-  set(out "${out}" PARENT_SCOPE)
-  set(err "${err}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/tool_run.cmake)
 
 run(0 ${TOOL} --help)
 if(NOT out MATCHES "check" OR NOT out MATCHES "info")
