@@ -25,6 +25,138 @@ static int64_t clock_stamp_ns(fast_timestamp_t s)
 	return (int64_t)(s << 1) >> 1;
 }
 
+/* ---- rule 12: the fresh line -------------------------------------------------------
+ *
+ * A stamp past the newest sample needs a clock read after it (rule 11). One read serves
+ * the stamps after it too. The wall offset (CLOCK_REALTIME - CLOCK_MONOTONIC) changes
+ * only when the kernel sets the wall clock or resumes: while it reads as it did before
+ * the read, the clock did not step since, and (P2) kept the tail's band. What it read
+ * at a later stamp then lies on the read's line carried on at the band, which lies
+ * inside the bridge's estimate and bound at the read carried on the same way: one line,
+ * est = r0 + (x - c0) * mult, bound = err + |x - c0| * grow (+ 1 ns of rounding).
+ * For FRESH_SPAN_NS after a read, a stamp converts by that line and two coarse clock
+ * reads (the wall offset): no counter read, no look-up, no bridge, and a sorted batch
+ * costs one multiply a stamp. Stamps between the newest sample and the read bridge to
+ * the read itself. The line is made by the conversion that reads the clock
+ * (fts__clock_fresh) and shared by every thread: readers only read it; a drop (a new
+ * history or source, a fault, new offsets between CPUs) bumps the generation, and a
+ * line of an older generation is not used. */
+#define FRESH_SPAN_NS 10000000
+
+static struct {
+	_Alignas(64) unsigned seq;   /* odd while being written */
+	unsigned gen;                /* bumped by fts__fresh_drop */
+	unsigned made;               /* the generation the line was made in */
+	uint32_t shift;
+	uint64_t c0, c1;             /* the counter values it serves; c0: the read's middle */
+	int64_t wall;                /* the wall offset before the read */
+	int64_t r0, mult, grow;      /* the line: the bridge's estimate at c0, the tail's rate */
+	uint64_t err;                /* the bridge's bound at c0 */
+	int64_t read_r0;             /* the read itself: its reading and bound at c0 */
+	uint64_t read_err;
+	int64_t skew;                /* offsets between CPUs, when it was made */
+} fresh = { .made = 1 };
+
+/* A private copy of the fresh line. */
+struct fresh_view {
+	struct fts__line line, read;
+	int64_t wall, skew;
+};
+
+unsigned fts__fresh_gen(void)
+{
+	return __atomic_load_n(&fresh.gen, __ATOMIC_ACQUIRE);
+}
+
+void fts__fresh_drop(void)
+{
+	__atomic_fetch_add(&fresh.gen, 1, __ATOMIC_RELEASE);
+}
+
+void fts__fresh_publish(const struct fts__line *tail, const struct fts__line *read, int64_t wall,
+			int64_t skew, unsigned gen)
+{
+	int64_t n0, e0;
+	uint64_t span;
+	unsigned s;
+
+	if (tail->mult <= 0 || tail->shift > 62 || tail->grow < 0 || skew < 0 ||
+	    fts__bridge(tail, read, read->c0, &n0, &e0) < 0)
+		return;
+	span = (uint64_t)(((unsigned __int128)FRESH_SPAN_NS << tail->shift) / (uint64_t)tail->mult);
+	/* one multiply over the span, and bounds far from overflow */
+	if (span > (UINT64_C(1) << 40) || read->c0 > FTS_STAMP_CLOCK_TAG - span ||
+	    !fts__seg_fast(n0, tail->mult, tail->shift, span) || e0 > INT64_C(1) << 60 ||
+	    skew > INT64_C(1) << 60 || read->err > UINT64_C(1) << 60 ||
+	    fts__mulshift(span, tail->grow, tail->shift) > (__int128)1 << 60)
+		return;
+	s = FTS__LD(fresh.seq);
+	if ((s & 1) || !__atomic_compare_exchange_n(&fresh.seq, &s, s + 1, 0, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED))
+		return;   /* another thread writes one now */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	FTS__ST(fresh.shift, tail->shift);
+	FTS__ST(fresh.c0, read->c0);
+	FTS__ST(fresh.c1, read->c0 + span);
+	FTS__ST(fresh.wall, wall);
+	FTS__ST(fresh.r0, n0);
+	FTS__ST(fresh.mult, tail->mult);
+	FTS__ST(fresh.grow, tail->grow);
+	FTS__ST(fresh.err, (uint64_t)e0);
+	FTS__ST(fresh.read_r0, read->r0);
+	FTS__ST(fresh.read_err, read->err);
+	FTS__ST(fresh.skew, skew);
+	FTS__ST(fresh.made, gen);
+	__atomic_store_n(&fresh.seq, s + 2, __ATOMIC_RELEASE);
+}
+
+/* A whole copy of the fresh line of this generation: 1; 0 if there is none. */
+static int fresh_load(struct fresh_view *f)
+{
+	unsigned s = __atomic_load_n(&fresh.seq, __ATOMIC_ACQUIRE);
+
+	if ((s & 1) || FTS__LD(fresh.made) != __atomic_load_n(&fresh.gen, __ATOMIC_ACQUIRE))
+		return 0;
+	f->line.c0 = f->read.c0 = FTS__LD(fresh.c0);
+	f->line.c1 = f->read.c1 = FTS__LD(fresh.c1);
+	f->line.shift = f->read.shift = FTS__LD(fresh.shift);
+	f->line.mult = f->read.mult = FTS__LD(fresh.mult);
+	f->line.grow = f->read.grow = FTS__LD(fresh.grow);
+	f->line.r0 = FTS__LD(fresh.r0);
+	f->line.err = FTS__LD(fresh.err);
+	f->read.r0 = FTS__LD(fresh.read_r0);
+	f->read.err = FTS__LD(fresh.read_err);
+	f->line.flags = FTS__SEG_FAST;
+	f->read.flags = 0;
+	f->wall = FTS__LD(fresh.wall);
+	f->skew = FTS__LD(fresh.skew);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return FTS__LD(fresh.seq) == s;
+}
+
+/* Did the wall clock keep its offset since the read? */
+static int fresh_kept(const struct fresh_view *f)
+{
+	int64_t wall;
+
+	return fts__clock_wall(&wall) == 0 && wall == f->wall;
+}
+
+static int fresh_covers(const struct fresh_view *f, uint64_t x)
+{
+	return x >= f->line.c0 && x <= f->line.c1;
+}
+
+/* Rule 12's line at x, covered (err may be NULL). Its publisher checked that nothing
+ * overflows over the span. */
+static void fresh_at(const struct fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
+{
+	*ns = fts__line_at(&f->line, x);
+	if (err)
+		*err = (int64_t)(f->line.err + (uint64_t)fts__mulshift(x - f->line.c0, f->line.grow,
+								     f->line.shift) + 1);
+}
+
 /* ---- conversions ----------------------------------------------------------------- */
 
 /* Is x inside segment l, as the look-up would find it: [c0, c1), and c1 itself only for
@@ -50,14 +182,27 @@ static int line_run(const struct fts__line *seg, const fast_timestamp_t *stamps,
 	return 1;
 }
 
+/* A stamp past the newest sample, with the tail's line: rule 11 with the read after it,
+ * the fresh line's (f) or one just taken (read); the tail alone (rule 9) with neither. */
+static int past_newest(const struct fts__line *tail, uint64_t x, const struct fresh_view *f,
+		       const struct fts__line *read, int64_t *ns, int64_t *err)
+{
+	if (f && x < f->line.c0)
+		return fts__bridge(tail, &f->read, x, ns, err);
+	if (read)
+		return fts__bridge(tail, read, x, ns, err);
+	return fts__line_convert(tail, 1, x, ns, err);
+}
+
 /* Convert stamps[0..n) into ns/err (err may be NULL) with the process clock's
  * histories (fts__clock_view): the one in use, and the one used before it, if any.
- * fresh, if not NULL, is a clock read after every stamp (fts__clock_fresh), for those
- * past the newest sample. -EAGAIN when a history another process writes kept moving;
- * -ESTALE for a counter stamp with no history in view (another thread left the shared
- * one and is making the process's). */
+ * f, if not NULL, is the fresh line (kept: rule 12), for the stamps it covers and the
+ * bridge before it; read, if not NULL, a clock read after every stamp
+ * (fts__clock_fresh), for the others past the newest sample. -EAGAIN when a history
+ * another process writes kept moving; -ESTALE for a counter stamp with no history in
+ * view (another thread left the shared one and is making the process's). */
 static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
-			const struct fts__line *fresh)
+			const struct fresh_view *f, const struct fts__line *read)
 {
 	struct fts__clock_view v;
 	struct fts__line seg, otail;
@@ -101,6 +246,10 @@ retry:
 				*e = 0;
 			continue;
 		}
+		if (f && fresh_covers(f, x)) {
+			fresh_at(f, x, &ns[i], e);
+			continue;
+		}
 		if (v.old && x <= onewest) {
 			where = fts__calib_find(v.old, x, &ol);
 			rc = where == -ENODATA ? -EAGAIN : fts__line_convert(&ol, where, x, &ns[i], e);
@@ -119,8 +268,8 @@ retry:
 		}
 		if (where < 0 && v.old)
 			rc = fts__bridge(&otail, &seg, x, &ns[i], e);
-		else if (where > 0 && fresh)
-			rc = fts__bridge(&seg, fresh, x, &ns[i], e);
+		else if (where > 0)
+			rc = past_newest(&seg, x, f, read, &ns[i], e);
 		else
 			rc = fts__line_convert(&seg, where, x, &ns[i], e);
 		if (where < 0) {  /* a line cached from before the history is no use */
@@ -157,30 +306,62 @@ static int prepare(uint64_t newest)
 	return fts__clock_prepare(newest);
 }
 
+/* Every stamp tagged or on the fresh line (rule 12): no look-up. */
+static void convert_fresh(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
+			  const struct fresh_view *f)
+{
+	for (size_t i = 0; i < n; i++) {
+		int64_t *e = err ? &err[i] : NULL;
+
+		if (stamps[i] & FTS_STAMP_CLOCK_TAG) {
+			ns[i] = clock_stamp_ns(stamps[i]);
+			if (e)
+				*e = 0;
+		} else {
+			fresh_at(f, stamps[i], &ns[i], e);
+			if (e)
+				*e += f->skew;
+		}
+	}
+}
+
 static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err)
 {
-	uint64_t newest = 0;
-	struct fts__line fresh;
-	int have_counter = 0, have_fresh = 0, rc;
+	uint64_t newest = 0, beyond = 0;   /* the newest counter stamp; the newest after f */
+	struct fts__line read;
+	struct fresh_view f;
+	int have_counter = 0, have_f = fresh_load(&f), covered = 1, have_read = 0, rc;
 
 	for (size_t i = 0; i < n; i++) {
-		if (stamps[i] & FTS_STAMP_CLOCK_TAG)
+		uint64_t x = stamps[i];
+		if (x & FTS_STAMP_CLOCK_TAG)
 			continue;
 		have_counter = 1;
-		if (stamps[i] > newest)
-			newest = stamps[i];
+		newest = x > newest ? x : newest;
+		if (!have_f || !fresh_covers(&f, x))
+			covered = 0;
+		if (!have_f || x > f.line.c1)
+			beyond = x > beyond ? x : beyond;
+	}
+	if (have_f && have_counter && !fresh_kept(&f)) {
+		have_f = covered = 0;
+		beyond = newest;
+	}
+	if (have_f && covered) {
+		convert_fresh(stamps, n, ns, err, &f);
+		return 0;
 	}
 	for (int tries = 0; tries < 3; tries++) {
 		if (have_counter) {
 			const struct fts_calib *h;
 			if ((rc = prepare(newest)) < 0)
 				return rc;
-			/* past the newest sample: a clock read after the stamps */
+			/* past the newest sample and the fresh line: a clock read after them */
 			h = fts__clock_history();
-			have_fresh = h && newest > fts__calib_newest_counter(h) &&
-				     fts__clock_fresh(newest, &fresh) == 1;
+			have_read = h && beyond > fts__calib_newest_counter(h) &&
+				    fts__clock_fresh(beyond, &read) == 1;
 		}
-		rc = convert_many(stamps, n, ns, err, have_fresh ? &fresh : NULL);
+		rc = convert_many(stamps, n, ns, err, have_f ? &f : NULL, have_read ? &read : NULL);
 		if (rc == 0 && have_counter)
 			rc = add_skew(stamps, n, err);
 		/* No history in view: another thread left the shared one after prepare(), and

@@ -59,6 +59,7 @@
 #define SAMPLER_PERIOD_NS 100000000   /* background sampler period */
 #define SAMPLER_IDLE_ROUNDS 100       /* 10 s without conversions: the thread exits */
 #define SAMPLE_TRIES 5                /* keep the narrowest of this many brackets */
+#define FRESH_TRIES 3                 /* and of this many for a fresh conversion's read */
 /* The counter against CLOCK_MONOTONIC_RAW: on the counter's clocksource the two are
  * one oscillator, so anything past this is the counter's fault. */
 #define FAULT_PPM 500
@@ -111,8 +112,21 @@ static int hw_clocks(void *ctx, struct fts__clocks *v)
 	return fts__now(CLOCK_MONOTONIC_RAW, &v->raw);
 }
 
+/* The coarse clocks are the kernel's at its last update, both from one copy: a tick
+ * between the two reads gives another offset, which only costs a new clock read. */
+static int hw_wall(void *ctx, int64_t *off)
+{
+	struct timespec r, m;
+
+	(void)ctx;
+	if (clock_gettime(CLOCK_REALTIME_COARSE, &r) || clock_gettime(CLOCK_MONOTONIC_COARSE, &m))
+		return -EIO;
+	*off = ((int64_t)r.tv_sec - (int64_t)m.tv_sec) * 1000000000 + (r.tv_nsec - m.tv_nsec);
+	return 0;
+}
+
 static const struct fts__source hw_source = { .counter = hw_counter, .realtime = hw_realtime,
-					     .clocks = hw_clocks };
+					     .clocks = hw_clocks, .wall = hw_wall };
 
 static int hw_cpus(void *ctx, cpu_set_t *set)
 {
@@ -145,7 +159,7 @@ static int hw_migrate(void *ctx, int cpu)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* all state below */
 static struct fts__source src = { .counter = hw_counter, .realtime = hw_realtime,
-				  .clocks = hw_clocks };
+				  .clocks = hw_clocks, .wall = hw_wall };
 static struct fts_calib *hist;        /* set once; read with acquire */
 /* The machine's shared history (shared.h), while this process converts with it. */
 static struct fts__shared shared;
@@ -200,6 +214,13 @@ static int64_t skew_ns;      /* fts__clock_skew_ns(); read without the lock */
 static int needs_proof(void);
 static enum fts__relation relation(void);
 
+/* New offsets between CPUs: the fresh line (clock.c) holds the old ones. */
+static void skew_set(int64_t v)
+{
+	__atomic_store_n(&skew_ns, v, __ATOMIC_RELAXED);
+	fts__fresh_drop();
+}
+
 /* With lock held: the proof as the source starts, needed or not. */
 static void proof_reset(void)
 {
@@ -209,7 +230,7 @@ static void proof_reset(void)
 		 proof.state == PROOF_PENDING ? "pending: the warp test runs at the first calibration"
 		 : relation() == FTS__CS_IS_COUNTER ? "not needed: the kernel keeps time with the counter"
 						   : "not needed: new stamps are clock readings");
-	__atomic_store_n(&skew_ns, 0, __ATOMIC_RELAXED);
+	skew_set(0);
 }
 
 static void proof_reset_once(void)
@@ -273,6 +294,7 @@ static void store_choice(void)
 static void fault(const char *why)
 {
 	faulted = 1;
+	fts__fresh_drop();
 	snprintf(fault_reason, sizeof(fault_reason), "%s", why);
 	__atomic_store_n(&fts__store_counter, 0, __ATOMIC_RELAXED);
 }
@@ -305,13 +327,13 @@ static int prove_locked(void)
 		proof.retry_at = now + proof.retry_gap;
 		snprintf(proof.text, sizeof(proof.text), "could not run (%s): new stamps use "
 			 "clock_gettime, counter stamps wait for it (retried)", strerror(-rc));
-		__atomic_store_n(&skew_ns, -1, __ATOMIC_RELAXED);
+		skew_set(-1);
 		store_choice();
 		return rc;
 	}
 	proof.bracket = br.a - br.b;
 	proof.state = proof.w.warp > proof.bracket ? PROOF_WARPED : PROOF_DONE;
-	__atomic_store_n(&skew_ns, 0, __ATOMIC_RELAXED);
+	skew_set(0);
 	if (proof.w.warp)
 		snprintf(proof.text, sizeof(proof.text), "%s: %d CPUs, the counter went back %llu "
 			 "ticks between CPU %d and the first (a sample's bracket: %llu ticks)",
@@ -333,7 +355,7 @@ static long double ns_of(uint64_t ticks);
 static void skew_update_locked(void)
 {
 	if (proof.w.warp && ticks_per_ns > 0 && __atomic_load_n(&skew_ns, __ATOMIC_RELAXED) == 0)
-		__atomic_store_n(&skew_ns, (int64_t)ns_of(proof.w.spread) + 1, __ATOMIC_RELAXED);
+		skew_set((int64_t)ns_of(proof.w.spread) + 1);
 }
 
 /* With lock held: pin the calling thread (the sampler) to cpu. 0, or -1. */
@@ -934,6 +956,7 @@ static void attach_locked(void)
 	}
 	shared_note[0] = '\0';
 	__atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
+	fts__fresh_drop();
 }
 
 int fts__clock_leave_shared(const char *why)
@@ -947,6 +970,7 @@ int fts__clock_leave_shared(const char *why)
 		frozen = fts__calib_copy(shared.view);
 		snprintf(shared_note, sizeof(shared_note), "left %.60s: %.160s", shared_path, why);
 		__atomic_store_n(&attached, 0, __ATOMIC_RELEASE);
+		fts__fresh_drop();
 		left = 1;
 	}
 	pthread_mutex_unlock(&lock);
@@ -998,53 +1022,77 @@ int fts__clock_prepare(uint64_t newest)
 
 /* A clock read now, bracketed by counter reads, as a line at the tail's band: what the
  * clock read at a counter value before it lies within its bound, if the clock kept the
- * band since (the bridge in clock.c). */
+ * band since (the bridge in clock.c). The narrowest bracket of FRESH_TRIES: the read
+ * serves the stamps of the next 10 ms too (rule 12), and the first read after idle is
+ * slow, its bracket wide. */
 static int fresh_read(const struct fts__line *tail, struct fts__line *m)
 {
-	uint64_t b, a;
-	int64_t rt;
+	uint64_t b, a, best = UINT64_MAX, bb = 0;
+	int64_t rt, brt = 0;
 
+	for (int i = 0; i < FRESH_TRIES; i++) {
 #if FTS__HAVE_COUNTER
-	/* The hardware's, inline: the read before may run early (a wider bracket, still
-	 * around the clock read), the one after is ordered. */
-	if (src.counter == hw_counter) {
-		b = fts__counter_read_relaxed() & ~FTS_STAMP_CLOCK_TAG;
-		if (fts__now(CLOCK_REALTIME, &rt) < 0)
-			return -1;
-		a = fts__counter_read() & ~FTS_STAMP_CLOCK_TAG;
-	} else
+		/* The hardware's, inline: the read before may run early (a wider bracket,
+		 * still around the clock read), the one after is ordered. */
+		if (src.counter == hw_counter) {
+			b = fts__counter_read_relaxed() & ~FTS_STAMP_CLOCK_TAG;
+			if (fts__now(CLOCK_REALTIME, &rt) < 0)
+				return -1;
+			a = fts__counter_read() & ~FTS_STAMP_CLOCK_TAG;
+		} else
 #endif
-	{
-		b = src.counter(src.ctx);
-		if (src.realtime(src.ctx, &rt) < 0)
+		{
+			b = src.counter(src.ctx);
+			if (src.realtime(src.ctx, &rt) < 0)
+				return -1;
+			a = src.counter(src.ctx);
+		}
+		if (a < b)
 			return -1;
-		a = src.counter(src.ctx);
+		if (a - b < best) {
+			best = a - b;
+			bb = b;
+			brt = rt;
+		}
 	}
-	if (a < b)
-		return -1;
 	*m = *tail;
-	m->c0 = m->c1 = b + (a - b) / 2;
-	m->r0 = rt;
+	m->c0 = m->c1 = bb + best / 2;
+	m->r0 = brt;
 	/* rule 1: the read lay within half the bracket of its middle, at the fastest rate */
-	m->err = (uint64_t)fts__mulshift((a - b + 1) / 2, tail->mult + tail->grow, tail->shift) + 1;
+	m->err = (uint64_t)fts__mulshift((best + 1) / 2, tail->mult + tail->grow, tail->shift) + 1;
 	m->flags = 0;
 	return 0;
+}
+
+int fts__clock_wall(int64_t *off)
+{
+	return src.wall && src.wall(src.ctx, off) == 0 ? 0 : -1;
 }
 
 int fts__clock_fresh(uint64_t x, struct fts__line *m)
 {
 	const struct fts_calib *h = fts__clock_history();
 	struct fts__line tail;
-	int64_t p, bound;
+	int64_t p, bound, wall;
 
 	for (int round = 0; h; round++) {
+		/* what the fresh line is made from is looked at after this (clock.c) */
+		unsigned gen = fts__fresh_gen();
+		int walled = fts__clock_wall(&wall) == 0;
+		int kept;
+
 		/* a counter found faulty is not read again: the tail alone */
 		if (__atomic_load_n(&faulted, __ATOMIC_RELAXED) ||
 		    fts__calib_find(h, x, &tail) <= 0 || fresh_read(&tail, m) < 0)
 			return 0;   /* inside the history; or nothing to read: the tail alone */
-		/* Did the clock keep the extrapolation? Then the bridge's estimate is the tail's. */
-		if (round || h != hist || fts__line_convert(&tail, 1, m->c0, &p, &bound) < 0 ||
-		    (p > m->r0 ? p - m->r0 : m->r0 - p) <= bound + (int64_t)m->err)
+		/* Did the clock keep the extrapolation? Then the bridge's estimate is the tail's,
+		 * and the read serves the stamps after it (rule 12). */
+		if (fts__line_convert(&tail, 1, m->c0, &p, &bound) < 0)
+			return 1;
+		kept = (p > m->r0 ? p - m->r0 : m->r0 - p) <= bound + (int64_t)m->err;
+		if (kept && walled)
+			fts__fresh_publish(&tail, m, wall, fts__clock_skew_ns(), gen);
+		if (kept || round || h != hist)
 			return 1;
 		/* It left it (a step, a new rate): a sample now, so that x lies inside the
 		 * history, between samples that hold the change. */
@@ -1254,6 +1302,7 @@ void fts__clock_set_source(const struct fts__source *s)
 {
 	pthread_mutex_lock(&lock);
 	src = s ? *s : hw_source;
+	fts__fresh_drop();
 	source_gen++;   /* a sampler thread of the old source stops when it wakes */
 	__atomic_store_n(&running, 0, __ATOMIC_RELAXED);
 	if (!src.clocks)
