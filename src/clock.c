@@ -28,20 +28,24 @@ static int64_t clock_stamp_ns(fast_timestamp_t s)
 /* ---- rule 12: the fresh line -------------------------------------------------------
  *
  * A stamp past the newest sample needs a clock read after it (rule 11). One read serves
- * the stamps after it too. The wall offset (CLOCK_REALTIME - CLOCK_MONOTONIC) changes
- * only when the kernel sets the wall clock or resumes: while it reads as it did before
- * the read, the clock did not step since, and (P2) kept the tail's band. What it read
- * at a later stamp then lies on the read's line carried on at the band, which lies
- * inside the bridge's estimate and bound at the read carried on the same way: one line,
- * est = r0 + (x - c0) * mult, bound = err + |x - c0| * grow (+ 1 ns of rounding).
- * For FRESH_SPAN_NS after a read, a stamp converts by that line and two coarse clock
- * reads (the wall offset): no counter read, no look-up, no bridge, and a sorted batch
+ * the stamps after it too, while the kernel computes the clock as it did then. It
+ * changes how only at a timekeeping update (a tick, a step, a new rate), and every
+ * update moves CLOCK_REALTIME_COARSE, the clock at the last one: while that reads as it
+ * did before the read, the clock ran on since on one line, with no step, at a rate in
+ * the tail's band (P2). What it read at a later stamp then lies on the read's line
+ * carried on at the band, which lies inside the bridge's estimate and bound at the
+ * read carried on the same way: one line, est = r0 + (x - c0) * mult, bound = err +
+ * |x - c0| * grow (+ 1 ns of rounding). For up to FRESH_SPAN_NS after a read (the
+ * kernel updates every few ms while a CPU is busy), and while the bound has grown by
+ * less than FRESH_GROW_NS (the line's rate may be off by the growth), a stamp converts by that line and
+ * one coarse clock read: no counter read, no look-up, no bridge, and a sorted batch
  * costs one multiply a stamp. Stamps between the newest sample and the read bridge to
- * the read itself. The line is made by the conversion that reads the clock
+ * the read itself. The line is made by a conversion that reads the clock
  * (fts__clock_fresh) and shared by every thread: readers only read it; a drop (a new
  * history or source, a fault, new offsets between CPUs) bumps the generation, and a
  * line of an older generation is not used. */
 #define FRESH_SPAN_NS 10000000
+#define FRESH_GROW_NS 50
 
 static struct {
 	_Alignas(64) unsigned seq;   /* odd while being written */
@@ -49,7 +53,7 @@ static struct {
 	unsigned made;               /* the generation the line was made in */
 	uint32_t shift;
 	uint64_t c0, c1;             /* the counter values it serves; c0: the read's middle */
-	int64_t wall;                /* the wall offset before the read */
+	int64_t epoch;               /* the source's timekeeping epoch before the read */
 	int64_t r0, mult, grow;      /* the line: the bridge's estimate at c0, the tail's rate */
 	uint64_t err;                /* the bridge's bound at c0 */
 	int64_t read_r0;             /* the read itself: its reading and bound at c0 */
@@ -60,7 +64,7 @@ static struct {
 /* A private copy of the fresh line. */
 struct fresh_view {
 	struct fts__line line, read;
-	int64_t wall, skew;
+	int64_t epoch, skew;
 };
 
 unsigned fts__fresh_gen(void)
@@ -73,22 +77,38 @@ void fts__fresh_drop(void)
 	__atomic_fetch_add(&fresh.gen, 1, __ATOMIC_RELEASE);
 }
 
-void fts__fresh_publish(const struct fts__line *tail, const struct fts__line *read, int64_t wall,
-			int64_t skew, unsigned gen)
+void fts__fresh_publish(const struct fts__line *tail, const struct fts__line *rate,
+			const struct fts__line *read, int64_t epoch, int64_t skew, unsigned gen)
 {
-	int64_t n0, e0;
+	int64_t n0, e0, mult = tail->mult, grow = tail->grow;
 	uint64_t span;
 	unsigned s;
 
 	if (tail->mult <= 0 || tail->shift > 62 || tail->grow < 0 || skew < 0 ||
 	    fts__bridge(tail, read, read->c0, &n0, &e0) < 0)
 		return;
-	span = (uint64_t)(((unsigned __int128)FRESH_SPAN_NS << tail->shift) / (uint64_t)tail->mult);
+	/* The rate: the newest segment's, measured over its run (the band's middle is the
+	 * middle of what one interval allows), in the tail's fixed point; the growth covers
+	 * the band around the tail's rate from there. */
+	if (rate && rate->shift <= tail->shift && rate->mult > 0 && !(rate->flags & FTS__SEG_STEP)) {
+		__int128 m = (__int128)rate->mult << (tail->shift - rate->shift);
+		__int128 d = m > tail->mult ? m - tail->mult : tail->mult - m;
+		if (m < INT64_MAX && d < (__int128)tail->grow * 4) {
+			mult = (int64_t)m;
+			grow = tail->grow + (int64_t)d + 1;
+		}
+	}
+	/* FRESH_SPAN_NS, or less where the band is wide (a short newest interval): the
+	 * line leaves the truth by at most its growth, and keeps it under FRESH_GROW_NS */
+	span = (uint64_t)(((unsigned __int128)FRESH_SPAN_NS << tail->shift) / (uint64_t)mult);
+	if (grow > 0 && (unsigned __int128)span * (uint64_t)grow >
+			(unsigned __int128)FRESH_GROW_NS << tail->shift)
+		span = (uint64_t)(((unsigned __int128)FRESH_GROW_NS << tail->shift) / (uint64_t)grow);
 	/* one multiply over the span, and bounds far from overflow */
 	if (span > (UINT64_C(1) << 40) || read->c0 > FTS_STAMP_CLOCK_TAG - span ||
-	    !fts__seg_fast(n0, tail->mult, tail->shift, span) || e0 > INT64_C(1) << 60 ||
+	    !fts__seg_fast(n0, mult, tail->shift, span) || e0 > INT64_C(1) << 60 ||
 	    skew > INT64_C(1) << 60 || read->err > UINT64_C(1) << 60 ||
-	    fts__mulshift(span, tail->grow, tail->shift) > (__int128)1 << 60)
+	    fts__mulshift(span, grow, tail->shift) > (__int128)1 << 60)
 		return;
 	s = FTS__LD(fresh.seq);
 	if ((s & 1) || !__atomic_compare_exchange_n(&fresh.seq, &s, s + 1, 0, __ATOMIC_RELAXED,
@@ -98,10 +118,10 @@ void fts__fresh_publish(const struct fts__line *tail, const struct fts__line *re
 	FTS__ST(fresh.shift, tail->shift);
 	FTS__ST(fresh.c0, read->c0);
 	FTS__ST(fresh.c1, read->c0 + span);
-	FTS__ST(fresh.wall, wall);
+	FTS__ST(fresh.epoch, epoch);
 	FTS__ST(fresh.r0, n0);
-	FTS__ST(fresh.mult, tail->mult);
-	FTS__ST(fresh.grow, tail->grow);
+	FTS__ST(fresh.mult, mult);
+	FTS__ST(fresh.grow, grow);
 	FTS__ST(fresh.err, (uint64_t)e0);
 	FTS__ST(fresh.read_r0, read->r0);
 	FTS__ST(fresh.read_err, read->err);
@@ -128,18 +148,18 @@ static int fresh_load(struct fresh_view *f)
 	f->read.err = FTS__LD(fresh.read_err);
 	f->line.flags = FTS__SEG_FAST;
 	f->read.flags = 0;
-	f->wall = FTS__LD(fresh.wall);
+	f->epoch = FTS__LD(fresh.epoch);
 	f->skew = FTS__LD(fresh.skew);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return FTS__LD(fresh.seq) == s;
 }
 
-/* Did the wall clock keep its offset since the read? */
+/* Has the kernel kept computing the clock as at the read? */
 static int fresh_kept(const struct fresh_view *f)
 {
-	int64_t wall;
+	int64_t epoch;
 
-	return fts__clock_wall(&wall) == 0 && wall == f->wall;
+	return fts__clock_epoch(&epoch) == 0 && epoch == f->epoch;
 }
 
 static int fresh_covers(const struct fresh_view *f, uint64_t x)
@@ -330,7 +350,7 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 	uint64_t newest = 0, beyond = 0;   /* the newest counter stamp; the newest after f */
 	struct fts__line read;
 	struct fresh_view f;
-	int have_counter = 0, have_f = fresh_load(&f), covered = 1, have_read = 0, rc;
+	int have_counter = 0, have_f = 0, covered = 1, have_read = 0, rc;
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t x = stamps[i];
@@ -338,13 +358,20 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 			continue;
 		have_counter = 1;
 		newest = x > newest ? x : newest;
-		if (!have_f || !fresh_covers(&f, x))
-			covered = 0;
-		if (!have_f || x > f.line.c1)
-			beyond = x > beyond ? x : beyond;
 	}
-	if (have_f && have_counter && !fresh_kept(&f)) {
-		have_f = covered = 0;
+	/* Stamps all from before the fresh line's read (inside the history, most often):
+	 * they convert without it. */
+	if (have_counter && newest >= FTS__LD(fresh.c0) && fresh_load(&f) && fresh_kept(&f)) {
+		have_f = 1;
+		for (size_t i = 0; i < n; i++) {
+			uint64_t x = stamps[i];
+			if (x & FTS_STAMP_CLOCK_TAG)
+				continue;
+			covered &= fresh_covers(&f, x);
+			if (x > f.line.c1)
+				beyond = x > beyond ? x : beyond;
+		}
+	} else {
 		beyond = newest;
 	}
 	if (have_f && covered) {

@@ -104,11 +104,13 @@ struct fts__source {
 	int (*cpus)(void *ctx, cpu_set_t *set);
 	int (*warp)(void *ctx, const cpu_set_t *cpus, struct fts__warp *w);
 	int (*migrate)(void *ctx, int cpu);
-	/* CLOCK_REALTIME minus CLOCK_MONOTONIC as the kernel keeps it: it changes only when
-	 * the wall clock is set (a step, a leap second) or after a suspend, so two equal
-	 * reads say the clock did not step between them (rule 12; compared, never used as
-	 * a time). NULL: not known, and rule 12 is not used. 0 or a negative errno. */
-	int (*wall)(void *ctx, int64_t *off);
+	/* The kernel's timekeeping epoch: a value that changes at every update of how it
+	 * computes CLOCK_REALTIME from its clocksource (each tick, step, new rate), and only
+	 * then; the hardware's: CLOCK_REALTIME_COARSE, the clock at its last update. Two
+	 * equal reads say the clock ran on one line between them (rule 12; compared, never
+	 * used as a time). NULL: not known, and rule 12 is not used. 0 or a negative
+	 * errno. */
+	int (*epoch)(void *ctx, int64_t *e);
 	/* How the kernel's clocksource stands to this counter; the hardware's: the
 	 * backend choice's. */
 	enum fts__relation relation;
@@ -144,16 +146,18 @@ struct fts__line;
  * the tail's extrapolation, a private history first takes a sample (x may then lie
  * inside it: 0). */
 int fts__clock_fresh(uint64_t x, struct fts__line *m);
-/* The source's wall offset now (struct fts__source's wall). 0, or -1: not known. */
-int fts__clock_wall(int64_t *off);
+/* The source's timekeeping epoch now (struct fts__source's epoch). 0, or -1: not
+ * known. */
+int fts__clock_epoch(int64_t *e);
 
 /* ---- clock.c: the fresh line (rule 12) ---------------------------------------------- */
 /* Rule 12's line for counter values from read->c0 on: the bridge (rule 11) between the
- * tail and the clock read *read at the read's middle, carried on at the tail's rate and
- * growth, plus skew_ns; wall: the source's wall offset read before the read; gen:
+ * tail and the clock read *read at the read's middle, carried on at the rate of the
+ * segment rate (NULL: the tail's), its bound growing by the tail's band around it,
+ * plus skew_ns; epoch: the source's timekeeping epoch read before the read; gen:
  * fts__fresh_gen() before the state the line was made from was looked at. */
-void fts__fresh_publish(const struct fts__line *tail, const struct fts__line *read, int64_t wall,
-			int64_t skew_ns, unsigned gen);
+void fts__fresh_publish(const struct fts__line *tail, const struct fts__line *rate,
+			const struct fts__line *read, int64_t epoch, int64_t skew_ns, unsigned gen);
 /* Drop the fresh line: the history, the source, a fault or the skew changed. */
 void fts__fresh_drop(void);
 unsigned fts__fresh_gen(void);

@@ -59,7 +59,7 @@
 #define SAMPLER_PERIOD_NS 100000000   /* background sampler period */
 #define SAMPLER_IDLE_ROUNDS 100       /* 10 s without conversions: the thread exits */
 #define SAMPLE_TRIES 5                /* keep the narrowest of this many brackets */
-#define FRESH_TRIES 3                 /* and of this many for a fresh conversion's read */
+#define FRESH_TRIES 3                 /* and of this many for rule 12's line */
 /* The counter against CLOCK_MONOTONIC_RAW: on the counter's clocksource the two are
  * one oscillator, so anything past this is the counter's fault. */
 #define FAULT_PPM 500
@@ -112,21 +112,16 @@ static int hw_clocks(void *ctx, struct fts__clocks *v)
 	return fts__now(CLOCK_MONOTONIC_RAW, &v->raw);
 }
 
-/* The coarse clocks are the kernel's at its last update, both from one copy: a tick
- * between the two reads gives another offset, which only costs a new clock read. */
-static int hw_wall(void *ctx, int64_t *off)
+/* CLOCK_REALTIME_COARSE is the clock at the kernel's last timekeeping update: every
+ * update moves it, as time passes between them. */
+static int hw_epoch(void *ctx, int64_t *e)
 {
-	struct timespec r, m;
-
 	(void)ctx;
-	if (clock_gettime(CLOCK_REALTIME_COARSE, &r) || clock_gettime(CLOCK_MONOTONIC_COARSE, &m))
-		return -EIO;
-	*off = ((int64_t)r.tv_sec - (int64_t)m.tv_sec) * 1000000000 + (r.tv_nsec - m.tv_nsec);
-	return 0;
+	return fts__now(CLOCK_REALTIME_COARSE, e);
 }
 
 static const struct fts__source hw_source = { .counter = hw_counter, .realtime = hw_realtime,
-					     .clocks = hw_clocks, .wall = hw_wall };
+					     .clocks = hw_clocks, .epoch = hw_epoch };
 
 static int hw_cpus(void *ctx, cpu_set_t *set)
 {
@@ -159,7 +154,7 @@ static int hw_migrate(void *ctx, int cpu)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* all state below */
 static struct fts__source src = { .counter = hw_counter, .realtime = hw_realtime,
-				  .clocks = hw_clocks, .wall = hw_wall };
+				  .clocks = hw_clocks, .epoch = hw_epoch };
 static struct fts_calib *hist;        /* set once; read with acquire */
 /* The machine's shared history (shared.h), while this process converts with it. */
 static struct fts__shared shared;
@@ -1022,63 +1017,67 @@ int fts__clock_prepare(uint64_t newest)
 
 /* A clock read now, bracketed by counter reads, as a line at the tail's band: what the
  * clock read at a counter value before it lies within its bound, if the clock kept the
- * band since (the bridge in clock.c). The narrowest bracket of FRESH_TRIES: the read
- * serves the stamps of the next 10 ms too (rule 12), and the first read after idle is
- * slow, its bracket wide. */
+ * band since (the bridge in clock.c). */
 static int fresh_read(const struct fts__line *tail, struct fts__line *m)
 {
-	uint64_t b, a, best = UINT64_MAX, bb = 0;
-	int64_t rt, brt = 0;
+	uint64_t b, a;
+	int64_t rt;
 
-	for (int i = 0; i < FRESH_TRIES; i++) {
 #if FTS__HAVE_COUNTER
-		/* The hardware's, inline: the read before may run early (a wider bracket,
-		 * still around the clock read), the one after is ordered. */
-		if (src.counter == hw_counter) {
-			b = fts__counter_read_relaxed() & ~FTS_STAMP_CLOCK_TAG;
-			if (fts__now(CLOCK_REALTIME, &rt) < 0)
-				return -1;
-			a = fts__counter_read() & ~FTS_STAMP_CLOCK_TAG;
-		} else
-#endif
-		{
-			b = src.counter(src.ctx);
-			if (src.realtime(src.ctx, &rt) < 0)
-				return -1;
-			a = src.counter(src.ctx);
-		}
-		if (a < b)
+	/* The hardware's, inline: the read before may run early (a wider bracket, still
+	 * around the clock read), the one after is ordered. */
+	if (src.counter == hw_counter) {
+		b = fts__counter_read_relaxed() & ~FTS_STAMP_CLOCK_TAG;
+		if (fts__now(CLOCK_REALTIME, &rt) < 0)
 			return -1;
-		if (a - b < best) {
-			best = a - b;
-			bb = b;
-			brt = rt;
-		}
+		a = fts__counter_read() & ~FTS_STAMP_CLOCK_TAG;
+	} else
+#endif
+	{
+		b = src.counter(src.ctx);
+		if (src.realtime(src.ctx, &rt) < 0)
+			return -1;
+		a = src.counter(src.ctx);
 	}
+	if (a < b)
+		return -1;
 	*m = *tail;
-	m->c0 = m->c1 = bb + best / 2;
-	m->r0 = brt;
+	m->c0 = m->c1 = b + (a - b) / 2;
+	m->r0 = rt;
 	/* rule 1: the read lay within half the bracket of its middle, at the fastest rate */
-	m->err = (uint64_t)fts__mulshift((best + 1) / 2, tail->mult + tail->grow, tail->shift) + 1;
+	m->err = (uint64_t)fts__mulshift((a - b + 1) / 2, tail->mult + tail->grow, tail->shift) + 1;
 	m->flags = 0;
 	return 0;
 }
 
-int fts__clock_wall(int64_t *off)
+/* Is this read's bound narrow enough to serve the next stamps (rule 12)? Within twice
+ * the narrowest seen: the first read after idle is slow, its bracket wide, and a line
+ * through it would carry that uncertainty for milliseconds. */
+static int fresh_narrow(uint64_t err)
 {
-	return src.wall && src.wall(src.ctx, off) == 0 ? 0 : -1;
+	static uint64_t narrowest = UINT64_MAX;
+	uint64_t n = __atomic_load_n(&narrowest, __ATOMIC_RELAXED);
+
+	if (err < n)
+		__atomic_store_n(&narrowest, n = err, __ATOMIC_RELAXED);
+	return err <= 2 * n;
+}
+
+int fts__clock_epoch(int64_t *e)
+{
+	return src.epoch && src.epoch(src.ctx, e) == 0 ? 0 : -1;
 }
 
 int fts__clock_fresh(uint64_t x, struct fts__line *m)
 {
 	const struct fts_calib *h = fts__clock_history();
 	struct fts__line tail;
-	int64_t p, bound, wall;
+	int64_t p, bound, epoch;
 
 	for (int round = 0; h; round++) {
 		/* what the fresh line is made from is looked at after this (clock.c) */
 		unsigned gen = fts__fresh_gen();
-		int walled = fts__clock_wall(&wall) == 0;
+		int known = fts__clock_epoch(&epoch) == 0;
 		int kept;
 
 		/* a counter found faulty is not read again: the tail alone */
@@ -1090,8 +1089,15 @@ int fts__clock_fresh(uint64_t x, struct fts__line *m)
 		if (fts__line_convert(&tail, 1, m->c0, &p, &bound) < 0)
 			return 1;
 		kept = (p > m->r0 ? p - m->r0 : m->r0 - p) <= bound + (int64_t)m->err;
-		if (kept && walled)
-			fts__fresh_publish(&tail, m, wall, fts__clock_skew_ns(), gen);
+		if (kept && known && fresh_narrow(m->err)) {
+			/* the line serves milliseconds of stamps: the narrowest of a few reads */
+			struct fts__line again, seg;
+			for (int i = 1; i < FRESH_TRIES; i++)
+				if (fresh_read(&tail, &again) == 0 && again.err < m->err)
+					*m = again;
+			fts__fresh_publish(&tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL,
+					   m, epoch, fts__clock_skew_ns(), gen);
+		}
 		if (kept || round || h != hist)
 			return 1;
 		/* It left it (a step, a new rate): a sample now, so that x lies inside the

@@ -20,9 +20,10 @@ struct simclock {
 	struct sim mono;      /* monotonic: the same rates, no steps, no suspends */
 	struct sim raw;       /* monotonic raw: the counter's nominal rate, no suspends */
 	int64_t boot_extra;   /* boottime - monotonic: time spent suspended */
-	int64_t wall;         /* stands for realtime - monotonic as the kernel keeps it,
-			       * which only steps and suspends change: their count */
-	int no_wall;          /* the wall seam says it is not known */
+	int64_t epoch;        /* the kernel's timekeeping epoch: changes of the realtime
+			       * line (steps, slews, suspends) counted */
+	int no_epoch;         /* the epoch seam says it is not known */
+	uint64_t realtime_reads;   /* reads of the realtime clock, by anyone */
 	uint64_t t;           /* true ticks */
 	uint64_t per_read;    /* ticks a read takes, */
 	uint64_t jitter;      /* plus up to this many more (slow, uneven reads: emulators) */
@@ -133,6 +134,7 @@ static inline int simc_realtime(void *ctx, int64_t *ns)
 	if (simc.fail)
 		return -EIO;
 	simc_tick();
+	simc.realtime_reads++;
 	*ns = sim_truth(&simc.rt, simc.t);
 	return 0;
 }
@@ -149,12 +151,12 @@ static inline int simc_clocks(void *ctx, struct fts__clocks *v)
 	return 0;
 }
 
-static inline int simc_wall(void *ctx, int64_t *off)
+static inline int simc_epoch(void *ctx, int64_t *e)
 {
 	(void)ctx;
-	if (simc.no_wall)
+	if (simc.no_epoch)
 		return -ENOSYS;
-	*off = simc.wall;
+	*e = simc.epoch;
 	return 0;
 }
 
@@ -288,7 +290,7 @@ static inline int simc_stop_thread(void)
 static inline void simc_use_source(uint64_t seed, long double ppm, int no_thread)
 {
 	struct fts__source s = { .counter = simc_counter, .realtime = simc_realtime,
-				 .clocks = simc_clocks, .wait = simc_wait, .sleep = simc_sleep, .wall = simc_wall,
+				 .clocks = simc_clocks, .wait = simc_wait, .sleep = simc_sleep, .epoch = simc_epoch,
 				 .clocksource = simc_clocksource, .ctx = &simc, .no_thread = no_thread };
 	struct fts_info in = { .size = sizeof(in) };
 	long double rate = 1 / 2.6L * (1 + ppm * 1e-6L);
@@ -317,7 +319,7 @@ static inline void simc_advance(long double ns)
 static inline void simc_step(long double step)
 {
 	sim_change(&simc.rt, simc.t, simc.rt.rate[simc.rt.n - 1], step);
-	simc.wall++;
+	simc.epoch++;
 }
 
 /* A slew: both realtime and monotonic change rate by ppm against the nominal. */
@@ -326,6 +328,7 @@ static inline void simc_slew(long double ppm)
 	long double rate = 1 / 2.6L * (1 + ppm * 1e-6L);
 	sim_change(&simc.rt, simc.t, rate, 0);
 	sim_change(&simc.mono, simc.t, rate, 0);
+	simc.epoch++;
 }
 
 /* Suspend for ns: the counter and monotonic stop, realtime and boottime go on. */
@@ -341,7 +344,7 @@ static inline void simc_suspend_counting(long double ns)
 	long double ticks = ns / simc.rt.rate[simc.rt.n - 1];
 	simc_advance(ns);
 	sim_change(&simc.mono, simc.t, simc.mono.rate[simc.mono.n - 1], -ns);
-	simc.wall++;
+	simc.epoch++;
 	sim_change(&simc.raw, simc.t, simc.raw.rate[simc.raw.n - 1],
 		   -ticks * simc.raw.rate[simc.raw.n - 1]);
 	simc.boot_extra += (int64_t)ns;
@@ -362,7 +365,7 @@ static inline void simc_counter_fault(uint64_t start, uint64_t num, uint64_t den
 static inline void simc_use_cpus(uint64_t seed, int ncpu)
 {
 	struct fts__source s = { .counter = simc_counter, .realtime = simc_realtime,
-				 .clocks = simc_clocks, .sleep = simc_sleep, .wall = simc_wall,
+				 .clocks = simc_clocks, .sleep = simc_sleep, .epoch = simc_epoch,
 				 .clocksource = simc_clocksource, .cpus = simc_cpus,
 				 .warp = simc_warp, .migrate = simc_migrate,
 				 .relation = FTS__CS_FROM_COUNTER, .ctx = &simc, .no_thread = 1 };

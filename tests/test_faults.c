@@ -442,6 +442,112 @@ static void fresh_stamps_after_change(void **unused)
 	fresh_after_change("step +20 us", 30, 20e3L);
 }
 
+/* Rule 12: a fresh conversion's clock read serves the stamps after it while the
+ * kernel's timekeeping epoch holds; any change of the realtime line (a step, a new rate,
+ * a suspend) moves the epoch, and the next fresh stamp reads the clock again. For each
+ * change, at 0 to 4 ms after the read: a stamp converted after it must be covered. With
+ * no change, stamps up to 10 ms after the read convert without reading the clock, within
+ * 100 ns of the truth; a source that cannot tell its epoch reads the clock every time. */
+static void fresh_line_across(const char *what, long double ppm, long double step,
+			      long double suspended)
+{
+	size_t bad = 0;
+	int64_t widest = 0;
+
+	for (int k = 0; k < 20; k++) {
+		fast_timestamp_t s;
+		int64_t truth, ns, err;
+
+		start(40 + (uint64_t)k);
+		run(1e9L, 1e6L);
+		run(50e6L, 1e6L);
+		assert_int_equal(sample_now(), 0);
+		simc_advance(1e6L);
+		s = simc_stamp(&truth);   /* fresh: its conversion reads the clock */
+		assert_int_equal(fts_convert(&s, &ns, &err), 0);
+		simc_advance(k * 200e3L);          /* the change, 0 to 4 ms after the read */
+		if (ppm)
+			simc_slew(ppm);
+		if (step)
+			simc_step(step);
+		if (suspended)
+			simc_suspend_counting(suspended);
+		simc_advance(5e6L - k * 200e3L);
+		s = simc_stamp(&truth);
+		simc_advance(2e3L);
+		assert_int_equal(fts_convert(&s, &ns, &err), 0);
+		bad += llabs(ns - truth) > err;
+		widest = err > widest ? err : widest;
+		if (llabs(ns - truth) > err)
+			print_message("  %s, %d: est - truth %lld ns, bound %lld ns\n", what, k,
+				      (long long)(ns - truth), (long long)err);
+		fts__clock_set_source(NULL);
+	}
+	print_message("%-28s 20 stamps after a fresh line, %zu uncovered, widest bound %lld ns\n",
+		      what, bad, (long long)widest);
+	assert_int_equal(bad, 0);
+}
+
+static void fresh_line(void **unused)
+{
+	uint64_t reads;
+	size_t n = 0, far = 0;
+	(void)unused;
+
+	fresh_line_across("ADJ_TICK +10%", 100000, 0, 0);
+	fresh_line_across("ADJ_TICK -1%", -10000, 0, 0);
+	fresh_line_across("slew +500 ppm", 500, 0, 0);
+	fresh_line_across("step +1 s", 0, 1e9L, 0);
+	fresh_line_across("step -1 s", 0, -1e9L, 0);
+	fresh_line_across("step +20 us", 0, 20e3L, 0);
+	fresh_line_across("step -2 us", 0, -2e3L, 0);
+	fresh_line_across("suspend, counter running", 0, 0, 3e9L);
+
+	/* no change: 10 ms of stamps on the line of one read, after a full interval (a
+	 * short one's band is wide, and so is the line's growth: its span is short) */
+	start(60);
+	run(1e9L, 1e6L);
+	run(50e6L, 1e6L);
+	assert_int_equal(sample_now(), 0);
+	st.n = 0;
+	/* the first read after idle is slow, its bracket wide: no line through it */
+	simc.jitter = 26000;
+	stamp_now();
+	assert_int_equal(fts_convert(&st.s[0], &(int64_t){ 0 }, NULL), 0);
+	simc.jitter = 0;
+	simc_advance(1e5L);
+	stamp_now();
+	assert_int_equal(fts_convert(&st.s[1], &(int64_t){ 0 }, NULL), 0);
+	reads = simc.realtime_reads;
+	for (int i = 0; i < 94; i++) {
+		int64_t ns, err;
+		simc_advance(1e5L);
+		stamp_now();
+		assert_int_equal(fts_convert(&st.s[st.n - 1], &ns, &err), 0);
+		n++;
+		far += llabs(ns - st.truth[st.n - 1]) > 100 || llabs(ns - st.truth[st.n - 1]) > err;
+	}
+	print_message("rule 12: %zu stamps over 9.4 ms after one read: %llu clock reads, %zu "
+		      "more than 100 ns off or uncovered\n", n,
+		      (unsigned long long)(simc.realtime_reads - reads), far);
+	assert_int_equal(simc.realtime_reads, reads);
+	assert_int_equal(far, 0);
+	/* past its span, or without an epoch: a read each */
+	simc_advance(2.1e6L);
+	stamp_now();
+	assert_int_equal(fts_convert(&st.s[st.n - 1], &(int64_t){ 0 }, NULL), 0);
+	assert_true(simc.realtime_reads > reads);
+	simc.no_epoch = 1;
+	for (int i = 0; i < 3; i++) {
+		reads = simc.realtime_reads;
+		simc_advance(1e5L);
+		stamp_now();
+		assert_int_equal(fts_convert(&st.s[st.n - 1], &(int64_t){ 0 }, NULL), 0);
+		assert_true(simc.realtime_reads > reads);
+	}
+	fts__clock_set_source(NULL);
+}
+
 /* The library's own sampler thread on the simulated machine, a round at a time: it
  * samples every round while conversions come, the history stays quiet and covers, and
  * it exits after 100 rounds without one. */
@@ -570,6 +676,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(slews),
 		cmocka_unit_test(slow_uneven_reads),
 		cmocka_unit_test(fresh_stamps_after_change),
+		cmocka_unit_test(fresh_line),
 		cmocka_unit_test(sampler_thread),
 		cmocka_unit_test(monotonic_conversions),
 		cmocka_unit_test(sorted_batches),
