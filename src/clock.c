@@ -7,16 +7,14 @@
 #include "internal.h"
 #include "history.h"
 
+/* clock_gettime(CLOCK_REALTIME) with a valid pointer cannot fail, so errno stays as it
+ * was: nothing to save. */
 fast_timestamp_t fts__clock_stamp(void)
 {
-	int saved = errno;
 	struct timespec ts;
-	int64_t ns;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	errno = saved;
-	ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-	return ((uint64_t)ns & ~FTS_STAMP_CLOCK_TAG) | FTS_STAMP_CLOCK_TAG;
+	return ((uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec) | FTS_STAMP_CLOCK_TAG;
 }
 
 /* A tagged stamp holds 63-bit two's complement ns: sign-extend bit 62. */
@@ -328,20 +326,26 @@ static int prepare(uint64_t newest)
 
 /* Every stamp tagged or on the fresh line (rule 12): no look-up. */
 static void convert_fresh(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
-			  const struct fresh_view *f)
+			  const struct fresh_view *f, int tagged)
 {
-	for (size_t i = 0; i < n; i++) {
-		int64_t *e = err ? &err[i] : NULL;
+	const struct fts__line l = f->line;   /* a private copy: stores to ns cannot alias it */
+	const int64_t skew = f->skew;
 
-		if (stamps[i] & FTS_STAMP_CLOCK_TAG) {
-			ns[i] = clock_stamp_ns(stamps[i]);
-			if (e)
-				*e = 0;
-		} else {
-			fresh_at(f, stamps[i], &ns[i], e);
-			if (e)
-				*e += f->skew;
+	if (!err && !tagged) {   /* the packet burst: one multiply a stamp */
+		for (size_t i = 0; i < n; i++)
+			ns[i] = fts__line_at(&l, stamps[i]);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		fast_timestamp_t x = stamps[i];
+
+		if (x & FTS_STAMP_CLOCK_TAG) {
+			ns[i] = clock_stamp_ns(x);
+			err[i] = 0;
+			continue;
 		}
+		ns[i] = fts__line_at(&l, x);
+		err[i] = (int64_t)(l.err + (uint64_t)fts__mulshift(x - l.c0, l.grow, l.shift)) + 1 + skew;
 	}
 }
 
@@ -349,19 +353,25 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 {
 	uint64_t newest = 0, beyond = 0;   /* the newest counter stamp; the newest after f */
 	struct fts__line read;
+	const struct fts_calib *h;
 	struct fresh_view f;
-	int have_counter = 0, have_f = 0, covered = 1, have_read = 0, rc;
+	int have_counter = 0, tagged = 0, have_f = 0, covered = 1, have_read = 0, rc;
 
 	for (size_t i = 0; i < n; i++) {
 		uint64_t x = stamps[i];
-		if (x & FTS_STAMP_CLOCK_TAG)
+		if (x & FTS_STAMP_CLOCK_TAG) {
+			tagged = 1;
 			continue;
+		}
 		have_counter = 1;
 		newest = x > newest ? x : newest;
 	}
-	/* Stamps all from before the fresh line's read (inside the history, most often):
-	 * they convert without it. */
-	if (have_counter && newest >= FTS__LD(fresh.c0) && fresh_load(&f) && fresh_kept(&f)) {
+	/* The fresh line, where a stamp is past its read or the newest sample (stamps
+	 * inside the history, most often, convert without it). */
+	if (have_counter &&
+	    (newest >= FTS__LD(fresh.c0) ||
+	     ((h = fts__clock_history()) && newest > fts__calib_newest_counter(h))) &&
+	    fresh_load(&f) && fresh_kept(&f)) {
 		have_f = 1;
 		for (size_t i = 0; i < n; i++) {
 			uint64_t x = stamps[i];
@@ -375,12 +385,11 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 		beyond = newest;
 	}
 	if (have_f && covered) {
-		convert_fresh(stamps, n, ns, err, &f);
+		convert_fresh(stamps, n, ns, err, &f, tagged);
 		return 0;
 	}
 	for (int tries = 0; tries < 3; tries++) {
 		if (have_counter) {
-			const struct fts_calib *h;
 			if ((rc = prepare(newest)) < 0)
 				return rc;
 			/* past the newest sample and the fresh line: a clock read after them */

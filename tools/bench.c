@@ -265,6 +265,19 @@ static void prep_recent(void)
 	fts_convert(&B.recent[NREC - 1], &ns, NULL);
 }
 
+/* A burst after a conversion that read the clock: stamps on its line (rule 12), as a
+ * packet burst is when the one before it was converted. */
+static void prep_fresh(void)
+{
+	fast_timestamp_t s;
+	int64_t ns;
+
+	store_fast_timestamp(&s);
+	fts_convert(&s, &ns, NULL);
+	for (size_t i = 0; i < NREC; i++)
+		store_fast_timestamp(&B.recent[i]);
+}
+
 /* Wait (up to max_ns) until the history in use holds a sample at or after stamp: the
  * sampler thread's, or the publisher's of a shared history, every 100 ms. 1 if it does. */
 static int wait_inside(fast_timestamp_t stamp, int64_t max_ns)
@@ -446,6 +459,8 @@ static struct op ops[] = {
 	{ "convert_batch", "fts_convert_array/stamp, inside history", op_convert_batch, prep_inside, BATCH, 1, 0, 0, 0, 0, 0 },
 	{ "convert_batch_bound", "fts_convert_array/stamp + bounds, inside", op_convert_batch_bound, prep_inside, BATCH, 1, 0, 0, 0, 0, 0 },
 	{ "convert_batch_recent", "fts_convert_array/stamp, past newest", op_convert_batch, prep_recent, BATCH, 1, 0, 0, 0, 0, 0 },
+	{ "convert_batch_fresh", "fts_convert_array/stamp, fresh burst", op_convert_batch, prep_fresh, BATCH, 1, 0, 0, 0, 0, 0 },
+	{ "convert_batch_fresh_bound", "fts_convert_array/stamp + bounds, fresh", op_convert_batch_bound, prep_fresh, BATCH, 1, 0, 0, 0, 0, 0 },
 	{ "convert_batch_old", "fts_convert_array/stamp, old random", op_convert_batch_old, NULL, BATCH, 1, 0, 0, 0, 0, 0 },
 	{ "diff", "fts_diff_ns", op_diff, prep_recent, 1, 1, 0, 0, 0, 0, 0 },
 	{ "store_convert", "store + fts_convert at once", op_store_convert, NULL, 1, 1, 0, 0, 0, 0, 0 },
