@@ -44,6 +44,7 @@ static int64_t clock_stamp_ns(fast_timestamp_t s)
  * line of an older generation is not used. */
 #define FRESH_SPAN_NS 10000000
 #define FRESH_GROW_NS 50
+#define FRESH_CHAIN_NS 100000000   /* the sampler's period */
 
 static struct {
 	_Alignas(64) unsigned seq;   /* odd while being written */
@@ -57,15 +58,17 @@ static struct {
 	int64_t read_r0;             /* the read itself: its reading and bound at c0 */
 	uint64_t read_err;
 	int64_t skew;                /* offsets between CPUs, when it was made */
-} fresh = { .made = 1 };
+	uint64_t chain_end;          /* renewals bridge from it up to here */
+} fresh FTS__HOT_DATA = { .made = 1 };
 
 /* A private copy of the fresh line. */
 struct fresh_view {
 	struct fts__line line, read;
 	int64_t epoch, skew;
+	uint64_t chain_end;
 };
 
-unsigned fts__fresh_gen(void)
+FTS__HOT unsigned fts__fresh_gen(void)
 {
 	return __atomic_load_n(&fresh.gen, __ATOMIC_ACQUIRE);
 }
@@ -75,8 +78,9 @@ void fts__fresh_drop(void)
 	__atomic_fetch_add(&fresh.gen, 1, __ATOMIC_RELEASE);
 }
 
-void fts__fresh_publish(const struct fts__line *tail, const struct fts__line *rate,
-			const struct fts__line *read, int64_t epoch, int64_t skew, unsigned gen)
+FTS__HOT void fts__fresh_publish(const struct fts__line *tail, const struct fts__line *rate,
+			const struct fts__line *read, int64_t epoch, int64_t skew, unsigned gen,
+			uint64_t chain_end)
 {
 	int64_t n0, e0, mult = tail->mult, grow = tail->grow;
 	uint64_t span;
@@ -108,6 +112,9 @@ void fts__fresh_publish(const struct fts__line *tail, const struct fts__line *ra
 	    skew > INT64_C(1) << 60 || read->err > UINT64_C(1) << 60 ||
 	    fts__mulshift(span, grow, tail->shift) > (__int128)1 << 60)
 		return;
+	if (!chain_end)
+		chain_end = tail->c0 + (uint64_t)(((unsigned __int128)FRESH_CHAIN_NS << tail->shift) /
+						  (uint64_t)tail->mult);
 	s = FTS__LD(fresh.seq);
 	if ((s & 1) || !__atomic_compare_exchange_n(&fresh.seq, &s, s + 1, 0, __ATOMIC_RELAXED,
 						    __ATOMIC_RELAXED))
@@ -124,12 +131,13 @@ void fts__fresh_publish(const struct fts__line *tail, const struct fts__line *ra
 	FTS__ST(fresh.read_r0, read->r0);
 	FTS__ST(fresh.read_err, read->err);
 	FTS__ST(fresh.skew, skew);
+	FTS__ST(fresh.chain_end, chain_end);
 	FTS__ST(fresh.made, gen);
 	__atomic_store_n(&fresh.seq, s + 2, __ATOMIC_RELEASE);
 }
 
 /* A whole copy of the fresh line of this generation: 1; 0 if there is none. */
-static int fresh_load(struct fresh_view *f)
+FTS__HOT static int fresh_load(struct fresh_view *f)
 {
 	unsigned s = __atomic_load_n(&fresh.seq, __ATOMIC_ACQUIRE);
 
@@ -148,12 +156,13 @@ static int fresh_load(struct fresh_view *f)
 	f->read.flags = 0;
 	f->epoch = FTS__LD(fresh.epoch);
 	f->skew = FTS__LD(fresh.skew);
+	f->chain_end = FTS__LD(fresh.chain_end);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return FTS__LD(fresh.seq) == s;
 }
 
 /* Has the kernel kept computing the clock as at the read? */
-static int fresh_kept(const struct fresh_view *f)
+FTS__HOT static int fresh_kept(const struct fresh_view *f)
 {
 	int64_t epoch;
 
@@ -173,6 +182,32 @@ static void fresh_at(const struct fresh_view *f, uint64_t x, int64_t *ns, int64_
 	if (err)
 		*err = (int64_t)(f->line.err + (uint64_t)fts__mulshift(x - f->line.c0, f->line.grow,
 								     f->line.shift) + 1);
+}
+
+/* A stamp past the line after the kernel updated the clock (the first conversion after
+ * a few ms of idle, most often): the line stands for the tail (it is the tail's band
+ * carried on from a read), and a read now bridges from it (rule 11), without the
+ * history's pages. The read agrees with the line (else a step or new rate: the history
+ * takes it, convert_checked) and becomes the next line; lines renewed so carry on
+ * from the tail's key for at most FRESH_CHAIN_NS (the sampler makes a line from each
+ * new tail; without it, a conversion that reads the history does). 1 if converted. */
+static int fresh_renew(const struct fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
+{
+	struct fts__line read, fwd = f->line;
+	int64_t epoch, p, bound;
+	unsigned gen = fts__fresh_gen();
+
+	fwd.flags = 0;
+	if (x < fwd.c0 || x > f->chain_end || fts__clock_epoch(&epoch) < 0 ||
+	    fts__clock_read(&fwd, &read) < 0 || read.c0 < x ||
+	    fts__line_convert(&fwd, 1, read.c0, &p, &bound) < 0 ||
+	    (p > read.r0 ? p - read.r0 : read.r0 - p) > bound + (int64_t)read.err ||
+	    fts__bridge(&fwd, &read, x, ns, err) < 0)
+		return 0;
+	if (err)
+		*err = *err > INT64_MAX - f->skew ? INT64_MAX : *err + f->skew;
+	fts__clock_line(&fwd, NULL, &read, epoch, gen, f->chain_end);
+	return 1;
 }
 
 /* ---- conversions ----------------------------------------------------------------- */
@@ -202,7 +237,7 @@ static int line_run(const struct fts__line *seg, const fast_timestamp_t *stamps,
 
 /* A stamp past the newest sample, with the tail's line: rule 11 with the read after it,
  * the fresh line's (f) or one just taken (read); the tail alone (rule 9) with neither. */
-static int past_newest(const struct fts__line *tail, uint64_t x, const struct fresh_view *f,
+FTS__HOT static int past_newest(const struct fts__line *tail, uint64_t x, const struct fresh_view *f,
 		       const struct fts__line *read, int64_t *ns, int64_t *err)
 {
 	if (f && x < f->line.c0)
@@ -219,7 +254,7 @@ static int past_newest(const struct fts__line *tail, uint64_t x, const struct fr
  * (fts__clock_fresh), for the others past the newest sample. -EAGAIN when a history
  * another process writes kept moving; -ESTALE for a counter stamp with no history in
  * view (another thread left the shared one and is making the process's). */
-static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
+FTS__HOT static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
 			const struct fresh_view *f, const struct fts__line *read)
 {
 	struct fts__clock_view v;
@@ -304,7 +339,7 @@ retry:
 /* A counter stamp's bound also covers the counter's offsets between CPUs, as the warp
  * test found them (0 nearly always: nothing to do). -EAGAIN while the test could not
  * run: the offsets are unknown. */
-static int add_skew(const fast_timestamp_t *stamps, size_t n, int64_t *err)
+FTS__HOT static int add_skew(const fast_timestamp_t *stamps, size_t n, int64_t *err)
 {
 	int64_t skew = fts__clock_skew_ns();
 
@@ -317,7 +352,7 @@ static int add_skew(const fast_timestamp_t *stamps, size_t n, int64_t *err)
 }
 
 /* Ready the history for counter stamps up to newest. */
-static int prepare(uint64_t newest)
+FTS__HOT static int prepare(uint64_t newest)
 {
 	if (!FTS__HAVE_COUNTER && fts__clock_uses_hw())
 		return -EINVAL;   /* a counter value on a build without a counter */
@@ -325,7 +360,7 @@ static int prepare(uint64_t newest)
 }
 
 /* Every stamp tagged or on the fresh line (rule 12): no look-up. */
-static void convert_fresh(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
+FTS__HOT static void convert_fresh(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
 			  const struct fresh_view *f, int tagged)
 {
 	const struct fts__line l = f->line;   /* a private copy: stores to ns cannot alias it */
@@ -349,7 +384,7 @@ static void convert_fresh(const fast_timestamp_t *stamps, size_t n, int64_t *ns,
 	}
 }
 
-static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err)
+FTS__HOT static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err)
 {
 	uint64_t newest = 0, beyond = 0;   /* the newest counter stamp; the newest after f */
 	struct fts__line read;
@@ -411,8 +446,9 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 	return rc == -ESTALE ? -EAGAIN : rc;
 }
 
-int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
+FTS__HOT int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
 {
+	struct fresh_view f;
 	int64_t v, e;
 	int rc;
 
@@ -424,6 +460,16 @@ int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
 			*err_ns = 0;
 		return 0;
 	}
+	if (fresh_load(&f)) {   /* rule 12: a fresh stamp, the common case */
+		if (fresh_covers(&f, *stamp) && fresh_kept(&f)) {
+			fresh_at(&f, *stamp, ns, err_ns);
+			if (err_ns)
+				*err_ns += f.skew;
+			return 0;
+		}
+		if (fresh_renew(&f, *stamp, ns, err_ns))
+			return 0;
+	}
 	if ((rc = convert_checked(stamp, 1, &v, err_ns ? &e : NULL)) < 0)
 		return fts__fail(-rc);
 	*ns = v;
@@ -432,7 +478,7 @@ int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
 	return 0;
 }
 
-int fts_convert_array(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err_ns)
+FTS__HOT int fts_convert_array(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err_ns)
 {
 	int rc;
 

@@ -12,6 +12,11 @@
 #include "warp.h"
 
 #define FTS__LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+/* A conversion after idle pays a TLB miss for every page it touches: the code and the
+ * state it runs through are kept together, the code first in .text (the linker groups
+ * hot sections), the state in .data. */
+#define FTS__HOT __attribute__((hot))
+#define FTS__HOT_DATA __attribute__((section(".data.fts_hot")))
 #define FTS__ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
 /* ---- errors ---------------------------------------------------------------------- */
@@ -146,6 +151,14 @@ struct fts__line;
  * the tail's extrapolation, a private history first takes a sample (x may then lie
  * inside it: 0). */
 int fts__clock_fresh(uint64_t x, struct fts__line *m);
+/* A clock read now, bracketed by counter reads, as a line at fwd's band (the bridge's
+ * backward line): 0, or -1 (no read: the counter is faulty, or a read failed). */
+int fts__clock_read(const struct fts__line *fwd, struct fts__line *m);
+/* Make the read *m, taken after epoch and generation gen were read and found to agree
+ * with fwd, rule 12's line (fts__fresh_publish), if its bracket is as narrow as the
+ * narrowest seen: *m becomes the narrowest of a few reads. */
+void fts__clock_line(const struct fts__line *fwd, const struct fts__line *rate,
+		     struct fts__line *m, int64_t epoch, unsigned gen, uint64_t chain_end);
 /* The source's timekeeping epoch now (struct fts__source's epoch). 0, or -1: not
  * known. */
 int fts__clock_epoch(int64_t *e);
@@ -155,9 +168,12 @@ int fts__clock_epoch(int64_t *e);
  * tail and the clock read *read at the read's middle, carried on at the rate of the
  * segment rate (NULL: the tail's), its bound growing by the tail's band around it,
  * plus skew_ns; epoch: the source's timekeeping epoch read before the read; gen:
- * fts__fresh_gen() before the state the line was made from was looked at. */
+ * fts__fresh_gen() before the state the line was made from was looked at; chain_end:
+ * the last counter value a line renewed from this one may bridge from (0: FRESH_CHAIN_NS
+ * after the tail's key). */
 void fts__fresh_publish(const struct fts__line *tail, const struct fts__line *rate,
-			const struct fts__line *read, int64_t epoch, int64_t skew_ns, unsigned gen);
+			const struct fts__line *read, int64_t epoch, int64_t skew_ns, unsigned gen,
+			uint64_t chain_end);
 /* Drop the fresh line: the history, the source, a fault or the skew changed. */
 void fts__fresh_drop(void);
 unsigned fts__fresh_gen(void);

@@ -4,7 +4,7 @@
 
 #include "internal.h"
 
-int fts__now(clockid_t id, int64_t *ns)
+FTS__HOT int fts__now(clockid_t id, int64_t *ns)
 {
 	struct timespec ts;
 

@@ -155,20 +155,20 @@ static int hw_migrate(void *ctx, int cpu)
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* all state below */
 static struct fts__source src = { .counter = hw_counter, .realtime = hw_realtime,
 				  .clocks = hw_clocks, .epoch = hw_epoch };
-static struct fts_calib *hist;        /* set once; read with acquire */
+static struct fts_calib *hist FTS__HOT_DATA;        /* set once; read with acquire */
 /* The machine's shared history (shared.h), while this process converts with it. */
-static struct fts__shared shared;
-static int attached;                  /* read with acquire: shared.view is in use */
+static struct fts__shared shared FTS__HOT_DATA;
+static int attached FTS__HOT_DATA;                  /* read with acquire: shared.view is in use */
 static int attach_tried;
-static struct fts_calib *frozen;      /* a copy of the shared history, taken on leaving */
+static struct fts_calib *frozen FTS__HOT_DATA;      /* a copy of the shared history, taken on leaving */
 static char shared_path[256];         /* the shared history looked for */
 static char shared_note[240];         /* why it is not used, "" while it is */
 /* A publisher (faststamp serve): the history lies in its sealed memory (shared.h). */
 static struct fts__publisher pub;
 static int64_t period_ns = SAMPLER_PERIOD_NS;
 static uint64_t taken;                /* samples added */
-static int used;                      /* a conversion happened since the last round */
-static int running;                   /* the sampler thread of this source exists */
+static int used FTS__HOT_DATA;                      /* a conversion happened since the last round */
+static int running FTS__HOT_DATA;                   /* the sampler thread of this source exists */
 static int alive;                     /* sampler threads alive, of any source */
 static int64_t retry_at, retry_gap;   /* thread start backoff, CLOCK_MONOTONIC ns */
 static uint64_t thread_starts;        /* attempts to start the sampler thread */
@@ -178,11 +178,11 @@ static long double ticks_per_ns;      /* counter against MONOTONIC_RAW */
 static long double ticks_per_ns_err;  /* its relative uncertainty */
 /* Read without the lock (0 until the rate is known): without a sampler thread, a
  * conversion samples when the history is older than this. */
-static uint64_t period_ticks;
+static uint64_t period_ticks FTS__HOT_DATA;
 static int64_t ambiguous_ns;          /* span of the interval holding the last event */
 static unsigned source_gen;           /* a thread sampling another source stops */
 static uint64_t steps_seen, suspends_seen;
-static int faulted;
+static int faulted FTS__HOT_DATA;
 static char fault_reason[160];
 /* The counter across CPUs, where the kernel does not keep time with it itself: the
  * warp test at the first calibration, then samples taken on each CPU in turn. */
@@ -204,7 +204,7 @@ static struct proof {
 	int64_t retry_at, retry_gap;   /* PROOF_NO_RUN: the next try, CLOCK_MONOTONIC ns */
 	char text[200];
 } proof;
-static int64_t skew_ns;      /* fts__clock_skew_ns(); read without the lock */
+static int64_t skew_ns FTS__HOT_DATA;      /* fts__clock_skew_ns(); read without the lock */
 
 static int needs_proof(void);
 static enum fts__relation relation(void);
@@ -345,6 +345,7 @@ static int prove_locked(void)
 }
 
 static long double ns_of(uint64_t ticks);
+static void fresh_rebase(void);
 
 /* With lock held, once the counter's rate is known: the offsets a warp showed, in ns. */
 static void skew_update_locked(void)
@@ -704,7 +705,7 @@ int fts__clock_prove(void)
 	return rc;
 }
 
-int64_t fts__clock_skew_ns(void)
+FTS__HOT int64_t fts__clock_skew_ns(void)
 {
 	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
 		return shared.head->skew_ns;
@@ -815,6 +816,7 @@ static void *sampler(void *arg)
 			now = due;   /* never fails; were it to, a sample a period */
 		if (src.wait || stepped || switched || now >= due) {
 			round_locked(switched ? why : NULL);
+			fresh_rebase();
 			if (now >= due)   /* the next on the grid; none to catch up */
 				due = now - due >= period_ns ? now + period_ns : due + period_ns;
 		}
@@ -897,7 +899,7 @@ static int start_locked(void)
 	return 0;
 }
 
-static void note_use(void)
+FTS__HOT static void note_use(void)
 {
 	if (!__atomic_load_n(&used, __ATOMIC_RELAXED))
 		__atomic_store_n(&used, 1, __ATOMIC_RELAXED);
@@ -972,7 +974,7 @@ int fts__clock_leave_shared(const char *why)
 	return left;
 }
 
-int fts__clock_prepare(uint64_t newest)
+FTS__HOT int fts__clock_prepare(uint64_t newest)
 {
 	const struct fts_calib *h = __atomic_load_n(&hist, __ATOMIC_ACQUIRE);
 	uint64_t c1 = 0;
@@ -1018,7 +1020,7 @@ int fts__clock_prepare(uint64_t newest)
 /* A clock read now, bracketed by counter reads, as a line at the tail's band: what the
  * clock read at a counter value before it lies within its bound, if the clock kept the
  * band since (the bridge in clock.c). */
-static int fresh_read(const struct fts__line *tail, struct fts__line *m)
+FTS__HOT static int fresh_read(const struct fts__line *tail, struct fts__line *m)
 {
 	uint64_t b, a;
 	int64_t rt;
@@ -1053,7 +1055,7 @@ static int fresh_read(const struct fts__line *tail, struct fts__line *m)
 /* Is this read's bound narrow enough to serve the next stamps (rule 12)? Within twice
  * the narrowest seen: the first read after idle is slow, its bracket wide, and a line
  * through it would carry that uncertainty for milliseconds. */
-static int fresh_narrow(uint64_t err)
+FTS__HOT static int fresh_narrow(uint64_t err)
 {
 	static uint64_t narrowest = UINT64_MAX;
 	uint64_t n = __atomic_load_n(&narrowest, __ATOMIC_RELAXED);
@@ -1063,12 +1065,51 @@ static int fresh_narrow(uint64_t err)
 	return err <= 2 * n;
 }
 
-int fts__clock_epoch(int64_t *e)
+FTS__HOT int fts__clock_epoch(int64_t *e)
 {
 	return src.epoch && src.epoch(src.ctx, e) == 0 ? 0 : -1;
 }
 
-int fts__clock_fresh(uint64_t x, struct fts__line *m)
+FTS__HOT int fts__clock_read(const struct fts__line *fwd, struct fts__line *m)
+{
+	/* a counter found faulty is not read again */
+	return __atomic_load_n(&faulted, __ATOMIC_RELAXED) ? -1 : fresh_read(fwd, m);
+}
+
+FTS__HOT void fts__clock_line(const struct fts__line *fwd, const struct fts__line *rate,
+			      struct fts__line *m, int64_t epoch, unsigned gen, uint64_t chain_end)
+{
+	struct fts__line again;
+
+	if (!fresh_narrow(m->err))
+		return;
+	/* the line serves milliseconds of stamps: the narrowest of a few reads */
+	for (int i = 1; i < FRESH_TRIES; i++)
+		if (fresh_read(fwd, &again) == 0 && again.err < m->err)
+			*m = again;
+	fts__fresh_publish(fwd, rate, m, epoch, fts__clock_skew_ns(), gen, chain_end);
+}
+
+/* The sampler after each round: rule 12's line from the new tail, so that conversions
+ * renew it (clock.c) without the history's pages. */
+static void fresh_rebase(void)
+{
+	const struct fts_calib *h = fts__clock_history();
+	unsigned gen = fts__fresh_gen();
+	struct fts__line tail, m, seg;
+	int64_t epoch, p, bound;
+	uint64_t newest;
+
+	if (!h || __atomic_load_n(&faulted, __ATOMIC_RELAXED) || fts__clock_epoch(&epoch) < 0 ||
+	    !(newest = fts__calib_newest_counter(h)) || fts__calib_find(h, newest + 1, &tail) != 1 ||
+	    fresh_read(&tail, &m) < 0 || fts__line_convert(&tail, 1, m.c0, &p, &bound) < 0 ||
+	    (p > m.r0 ? p - m.r0 : m.r0 - p) > bound + (int64_t)m.err)
+		return;
+	fts__clock_line(&tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL, &m, epoch,
+			gen, 0);
+}
+
+FTS__HOT int fts__clock_fresh(uint64_t x, struct fts__line *m)
 {
 	const struct fts_calib *h = fts__clock_history();
 	struct fts__line tail;
@@ -1089,14 +1130,10 @@ int fts__clock_fresh(uint64_t x, struct fts__line *m)
 		if (fts__line_convert(&tail, 1, m->c0, &p, &bound) < 0)
 			return 1;
 		kept = (p > m->r0 ? p - m->r0 : m->r0 - p) <= bound + (int64_t)m->err;
-		if (kept && known && fresh_narrow(m->err)) {
-			/* the line serves milliseconds of stamps: the narrowest of a few reads */
-			struct fts__line again, seg;
-			for (int i = 1; i < FRESH_TRIES; i++)
-				if (fresh_read(&tail, &again) == 0 && again.err < m->err)
-					*m = again;
-			fts__fresh_publish(&tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL,
-					   m, epoch, fts__clock_skew_ns(), gen);
+		if (kept && known) {
+			struct fts__line seg;
+			fts__clock_line(&tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL,
+					m, epoch, gen, 0);
 		}
 		if (kept || round || h != hist)
 			return 1;
@@ -1329,7 +1366,7 @@ void fts__clock_set_source(const struct fts__source *s)
 	pthread_mutex_unlock(&lock);
 }
 
-int fts__clock_uses_hw(void)
+FTS__HOT int fts__clock_uses_hw(void)
 {
 	return src.counter == hw_counter;
 }
@@ -1362,14 +1399,14 @@ uint64_t fts__clock_samples_taken(void)
 	return __atomic_load_n(&taken, __ATOMIC_RELAXED);
 }
 
-const struct fts_calib *fts__clock_history(void)
+FTS__HOT const struct fts_calib *fts__clock_history(void)
 {
 	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
 		return shared.view;
 	return __atomic_load_n(&hist, __ATOMIC_ACQUIRE);
 }
 
-void fts__clock_view(struct fts__clock_view *v)
+FTS__HOT void fts__clock_view(struct fts__clock_view *v)
 {
 	v->cur = fts__clock_history();
 	v->old = v->cur == shared.view ? NULL : __atomic_load_n(&frozen, __ATOMIC_ACQUIRE);
