@@ -237,7 +237,7 @@ static int line_run(const struct fts__line *seg, const fast_timestamp_t *stamps,
 
 /* A stamp past the newest sample, with the tail's line: rule 11 with the read after it,
  * the fresh line's (f) or one just taken (read); the tail alone (rule 9) with neither. */
-FTS__HOT static int past_newest(const struct fts__line *tail, uint64_t x, const struct fresh_view *f,
+static int past_newest(const struct fts__line *tail, uint64_t x, const struct fresh_view *f,
 		       const struct fts__line *read, int64_t *ns, int64_t *err)
 {
 	if (f && x < f->line.c0)
@@ -254,7 +254,7 @@ FTS__HOT static int past_newest(const struct fts__line *tail, uint64_t x, const 
  * (fts__clock_fresh), for the others past the newest sample. -EAGAIN when a history
  * another process writes kept moving; -ESTALE for a counter stamp with no history in
  * view (another thread left the shared one and is making the process's). */
-FTS__HOT static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
+static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
 			const struct fresh_view *f, const struct fts__line *read)
 {
 	struct fts__clock_view v;
@@ -339,7 +339,7 @@ retry:
 /* A counter stamp's bound also covers the counter's offsets between CPUs, as the warp
  * test found them (0 nearly always: nothing to do). -EAGAIN while the test could not
  * run: the offsets are unknown. */
-FTS__HOT static int add_skew(const fast_timestamp_t *stamps, size_t n, int64_t *err)
+static int add_skew(const fast_timestamp_t *stamps, size_t n, int64_t *err)
 {
 	int64_t skew = fts__clock_skew_ns();
 
@@ -352,7 +352,7 @@ FTS__HOT static int add_skew(const fast_timestamp_t *stamps, size_t n, int64_t *
 }
 
 /* Ready the history for counter stamps up to newest. */
-FTS__HOT static int prepare(uint64_t newest)
+static int prepare(uint64_t newest)
 {
 	if (!FTS__HAVE_COUNTER && fts__clock_uses_hw())
 		return -EINVAL;   /* a counter value on a build without a counter */
@@ -360,7 +360,7 @@ FTS__HOT static int prepare(uint64_t newest)
 }
 
 /* Every stamp tagged or on the fresh line (rule 12): no look-up. */
-FTS__HOT static void convert_fresh(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
+static void convert_fresh(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
 			  const struct fresh_view *f, int tagged)
 {
 	const struct fts__line l = f->line;   /* a private copy: stores to ns cannot alias it */
@@ -384,7 +384,7 @@ FTS__HOT static void convert_fresh(const fast_timestamp_t *stamps, size_t n, int
 	}
 }
 
-FTS__HOT static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err)
+static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err)
 {
 	uint64_t newest = 0, beyond = 0;   /* the newest counter stamp; the newest after f */
 	struct fts__line read;

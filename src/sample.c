@@ -114,7 +114,7 @@ static int hw_clocks(void *ctx, struct fts__clocks *v)
 
 /* CLOCK_REALTIME_COARSE is the clock at the kernel's last timekeeping update: every
  * update moves it, as time passes between them. */
-static int hw_epoch(void *ctx, int64_t *e)
+FTS__HOT static int hw_epoch(void *ctx, int64_t *e)
 {
 	(void)ctx;
 	return fts__now(CLOCK_REALTIME_COARSE, e);
@@ -1057,7 +1057,7 @@ FTS__HOT static int fresh_read(const struct fts__line *tail, struct fts__line *m
  * through it would carry that uncertainty for milliseconds. */
 FTS__HOT static int fresh_narrow(uint64_t err)
 {
-	static uint64_t narrowest = UINT64_MAX;
+	static uint64_t narrowest FTS__HOT_DATA = UINT64_MAX;
 	uint64_t n = __atomic_load_n(&narrowest, __ATOMIC_RELAXED);
 
 	if (err < n)
