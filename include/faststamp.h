@@ -48,6 +48,9 @@
  *
  *   A stamp past the newest sample is converted with one clock read after it (rule 11
  *   below): cheap, and its bound holds even when the clock stepped since the sample.
+ *   That read then serves the stamps after it for a few ms (rule 12), while the kernel
+ *   has not updated its clock: a fresh stamp costs about one clock_gettime, and a
+ *   burst of them one multiply each.
  *
  * FAILURE MODES
  *   Each sample also reads CLOCK_MONOTONIC, CLOCK_BOOTTIME and CLOCK_MONOTONIC_RAW.
@@ -112,8 +115,19 @@ typedef uint64_t fast_timestamp_t;
 /* ABI-private: read by the inline stores, written by the library. Non-zero while the
  * counter is trusted for new stamps. Do not use. */
 extern FTS__API int fts__store_counter;
-/* ABI-private: a tagged CLOCK_REALTIME stamp; preserves errno. Do not use. */
+/* ABI-private: a tagged CLOCK_REALTIME stamp; preserves errno. Do not use (programs
+ * built against earlier headers call it; this one inlines it, fts__clock_stamp_inline). */
 FTS__API fast_timestamp_t fts__clock_stamp(void);
+
+/* ABI-private: the stores' fallback, the clock read alone (with a valid pointer
+ * clock_gettime cannot fail: errno stays as it was). */
+static inline fast_timestamp_t fts__clock_stamp_inline(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) | FTS_STAMP_CLOCK_TAG;
+}
 
 /* store_fast_timestamp - record the current instant in *stamp.
  *
@@ -134,7 +148,7 @@ static inline void store_fast_timestamp(fast_timestamp_t *stamp)
 		return;
 	}
 #endif
-	*stamp = fts__clock_stamp();
+	*stamp = fts__clock_stamp_inline();
 }
 
 /* fts_store_relaxed - like store_fast_timestamp(), without the ordering.
@@ -153,7 +167,7 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
 		return;
 	}
 #endif
-	*stamp = fts__clock_stamp();
+	*stamp = fts__clock_stamp_inline();
 }
 
 /* fast_timestamp_to_timespec - what clock_gettime(CLOCK_REALTIME) read at *stamp.
@@ -287,7 +301,8 @@ FTS__API int fts_get_info(struct fts_info *info);
  *   holds if the clock kept the rate band of the interval at that end and did not
  *   step (the process clock checks that with a clock read after a fresh stamp).
  *
- *   The rules that give it, each a function of src/estimate.c (rule 11: history.h)
+ *   The rules that give it, each a function of src/estimate.c (rule 11: history.h;
+ *   rule 12: src/clock.c)
  *   with its own test (tests/test_rules.c):
  *   1  a sample read ref_ns somewhere within its bracket: at the bracket's middle the
  *      reading is ref_ns within half the bracket at the fastest rate, plus 1 ns;
@@ -325,6 +340,15 @@ FTS__API int fts_get_info(struct fts_info *info);
  *      stamp's reading lies on the tail's extrapolation or on the line back from the
  *      read at the same band; the bound covers both; the estimate is the middle of
  *      their overlap where they meet, of their hull where they do not.
+ *   12 (the process clock) a clock read serves the stamps after it while the kernel's
+ *      timekeeping epoch, CLOCK_REALTIME_COARSE (moved by every tick, step and new
+ *      rate), reads as it did before the read: the clock ran on one line since, with
+ *      no step, at a rate in the band (P2). Such a stamp lies on rule 11's estimate at
+ *      the read carried on at the newest segment's rate, its bound growing by the band
+ *      around that rate, for up to 10 ms and 50 ns of growth; the read is the
+ *      narrowest of three, and only one as narrow as the narrowest seen serves. After
+ *      the epoch moved, a read now bridges from that line (rule 11) and serves in turn,
+ *      for up to 100 ms (the sampler's period) after the newest sample.
  *   An interval is settled (rules 3-5 final) once five more samples follow it; until
  *   then it is published on its own, with what is known, and rebuilt at each add.
  *

@@ -7,14 +7,9 @@
 #include "internal.h"
 #include "history.h"
 
-/* clock_gettime(CLOCK_REALTIME) with a valid pointer cannot fail, so errno stays as it
- * was: nothing to save. */
 fast_timestamp_t fts__clock_stamp(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec) | FTS_STAMP_CLOCK_TAG;
+	return fts__clock_stamp_inline();
 }
 
 /* A tagged stamp holds 63-bit two's complement ns: sign-extend bit 62. */
@@ -460,7 +455,8 @@ FTS__HOT int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *er
 			*err_ns = 0;
 		return 0;
 	}
-	if (fresh_load(&f)) {   /* rule 12: a fresh stamp, the common case */
+	/* rule 12: a fresh stamp, the common case (older ones convert without the line) */
+	if (*stamp >= FTS__LD(fresh.c0) && fresh_load(&f)) {
 		if (fresh_covers(&f, *stamp) && fresh_kept(&f)) {
 			fresh_at(&f, *stamp, ns, err_ns);
 			if (err_ns)
