@@ -189,19 +189,18 @@ static void fresh_at(const struct fresh_view *f, uint64_t x, int64_t *ns, int64_
 static int fresh_renew(const struct fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
 {
 	struct fts__line read, fwd = f->line;
-	int64_t epoch, p, bound;
+	int64_t p, bound;
 	unsigned gen = fts__fresh_gen();
 
 	fwd.flags = 0;
-	if (x < fwd.c0 || x > f->chain_end || fts__clock_epoch(&epoch) < 0 ||
-	    fts__clock_read(&fwd, &read) < 0 || read.c0 < x ||
+	if (x < fwd.c0 || x > f->chain_end || fts__clock_read(&fwd, &read) < 0 || read.c0 < x ||
 	    fts__line_convert(&fwd, 1, read.c0, &p, &bound) < 0 ||
 	    (p > read.r0 ? p - read.r0 : read.r0 - p) > bound + (int64_t)read.err ||
 	    fts__bridge(&fwd, &read, x, ns, err) < 0)
 		return 0;
 	if (err)
 		*err = *err > INT64_MAX - f->skew ? INT64_MAX : *err + f->skew;
-	fts__clock_line(&fwd, NULL, &read, epoch, gen, f->chain_end);
+	fts__clock_line(&fwd, NULL, &read, gen, f->chain_end);
 	return 1;
 }
 

@@ -154,11 +154,11 @@ int fts__clock_fresh(uint64_t x, struct fts__line *m);
 /* A clock read now, bracketed by counter reads, as a line at fwd's band (the bridge's
  * backward line): 0, or -1 (no read: the counter is faulty, or a read failed). */
 int fts__clock_read(const struct fts__line *fwd, struct fts__line *m);
-/* Make the read *m, taken after epoch and generation gen were read and found to agree
- * with fwd, rule 12's line (fts__fresh_publish), if its bracket is as narrow as the
- * narrowest seen: *m becomes the narrowest of a few reads. */
+/* After a read *m that agreed with fwd, taken after generation gen was read: if its
+ * bracket is as narrow as the narrowest seen (a warm read), the epoch and the narrowest
+ * of a few reads more make rule 12's line (fts__fresh_publish). */
 void fts__clock_line(const struct fts__line *fwd, const struct fts__line *rate,
-		     struct fts__line *m, int64_t epoch, unsigned gen, uint64_t chain_end);
+		     const struct fts__line *m, unsigned gen, uint64_t chain_end);
 /* The source's timekeeping epoch now (struct fts__source's epoch). 0, or -1: not
  * known. */
 int fts__clock_epoch(int64_t *e);

@@ -1077,17 +1077,22 @@ FTS__HOT int fts__clock_read(const struct fts__line *fwd, struct fts__line *m)
 }
 
 FTS__HOT void fts__clock_line(const struct fts__line *fwd, const struct fts__line *rate,
-			      struct fts__line *m, int64_t epoch, unsigned gen, uint64_t chain_end)
+			      const struct fts__line *m, unsigned gen, uint64_t chain_end)
 {
-	struct fts__line again;
+	struct fts__line best, again;
+	int64_t epoch;
 
-	if (!fresh_narrow(m->err))
+	/* The epoch before the reads the line is made from: the first read after idle
+	 * (not narrow, so no line) reads no more than the clock. The line serves
+	 * milliseconds of stamps: the narrowest of a few reads. */
+	if (!fresh_narrow(m->err) || fts__clock_epoch(&epoch) < 0)
 		return;
-	/* the line serves milliseconds of stamps: the narrowest of a few reads */
-	for (int i = 1; i < FRESH_TRIES; i++)
-		if (fresh_read(fwd, &again) == 0 && again.err < m->err)
-			*m = again;
-	fts__fresh_publish(fwd, rate, m, epoch, fts__clock_skew_ns(), gen, chain_end);
+	best.err = UINT64_MAX;
+	for (int i = 0; i < FRESH_TRIES; i++)
+		if (fresh_read(fwd, &again) == 0 && again.err < best.err)
+			best = again;
+	if (best.err != UINT64_MAX && fresh_narrow(best.err))
+		fts__fresh_publish(fwd, rate, &best, epoch, fts__clock_skew_ns(), gen, chain_end);
 }
 
 /* The sampler after each round: rule 12's line from the new tail, so that conversions
@@ -1097,28 +1102,26 @@ static void fresh_rebase(void)
 	const struct fts_calib *h = fts__clock_history();
 	unsigned gen = fts__fresh_gen();
 	struct fts__line tail, m, seg;
-	int64_t epoch, p, bound;
+	int64_t p, bound;
 	uint64_t newest;
 
-	if (!h || __atomic_load_n(&faulted, __ATOMIC_RELAXED) || fts__clock_epoch(&epoch) < 0 ||
+	if (!h || __atomic_load_n(&faulted, __ATOMIC_RELAXED) ||
 	    !(newest = fts__calib_newest_counter(h)) || fts__calib_find(h, newest + 1, &tail) != 1 ||
 	    fresh_read(&tail, &m) < 0 || fts__line_convert(&tail, 1, m.c0, &p, &bound) < 0 ||
 	    (p > m.r0 ? p - m.r0 : m.r0 - p) > bound + (int64_t)m.err)
 		return;
-	fts__clock_line(&tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL, &m, epoch,
-			gen, 0);
+	fts__clock_line(&tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL, &m, gen, 0);
 }
 
 FTS__HOT int fts__clock_fresh(uint64_t x, struct fts__line *m)
 {
 	const struct fts_calib *h = fts__clock_history();
 	struct fts__line tail;
-	int64_t p, bound, epoch;
+	int64_t p, bound;
 
 	for (int round = 0; h; round++) {
 		/* what the fresh line is made from is looked at after this (clock.c) */
 		unsigned gen = fts__fresh_gen();
-		int known = fts__clock_epoch(&epoch) == 0;
 		int kept;
 
 		/* a counter found faulty is not read again: the tail alone */
@@ -1130,10 +1133,10 @@ FTS__HOT int fts__clock_fresh(uint64_t x, struct fts__line *m)
 		if (fts__line_convert(&tail, 1, m->c0, &p, &bound) < 0)
 			return 1;
 		kept = (p > m->r0 ? p - m->r0 : m->r0 - p) <= bound + (int64_t)m->err;
-		if (kept && known) {
+		if (kept) {
 			struct fts__line seg;
 			fts__clock_line(&tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL,
-					m, epoch, gen, 0);
+					m, gen, 0);
 		}
 		if (kept || round || h != hist)
 			return 1;
