@@ -47,6 +47,32 @@ static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t n)
 	return sum;
 }
 
+/* The same sum as csum_add(0, p, n), up to a multiple of 0xffff, four bytes a step:
+ * one's-complement sums do not depend on byte order, so sum native words and swap the
+ * folded result (RFC 1071, 2.B). The drain checksums every payload it writes. */
+static uint32_t csum_payload(const uint8_t *p, size_t n)
+{
+	uint64_t sum = 0;
+	uint32_t w;
+	size_t i;
+
+	for (i = 0; i + 4 <= n; i += 4) {
+		memcpy(&w, p + i, 4);
+		sum += w;
+	}
+	if (i < n) {
+		w = 0;
+		memcpy(&w, p + i, n - i);    /* zero padding, as csum_add pads an odd byte */
+		sum += w;
+	}
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	sum = (uint16_t)(sum << 8 | sum >> 8);
+#endif
+	return (uint32_t)sum;
+}
+
 static uint16_t csum_fold(uint32_t sum)
 {
 	while (sum >> 16)
@@ -55,8 +81,8 @@ static uint16_t csum_fold(uint32_t sum)
 }
 
 size_t fts_pkt_build_headers(uint8_t *hdr, const struct fts_pkt_ep *src,
-			     const struct fts_pkt_ep *dst, const uint8_t *payload,
-			     uint32_t caplen, uint32_t len)
+			     const struct fts_pkt_ep *dst, const struct fts_pkt_payload *pl,
+			     uint32_t len)
 {
 	int v4 = fts_pkt_ep_is_v4(src) && fts_pkt_ep_is_v4(dst);
 	size_t ipl = v4 ? 20 : 40;
@@ -84,12 +110,18 @@ size_t fts_pkt_build_headers(uint8_t *hdr, const struct fts_pkt_ep *src,
 	be16(udp, src->port);
 	be16(udp + 2, dst->port);
 	be16(udp + 4, (uint16_t)ulen);
-	if (caplen == len) {
+	if (pl->caplen == len) {
 		/* Pseudo-header: addresses, protocol, UDP length. */
 		sum = v4 ? csum_add(0, hdr + 12, 8) : csum_add(0, hdr + 8, 32);
 		sum += IPPROTO_UDP + ulen;
 		sum = csum_add(sum, udp, 8);
-		sum = csum_add(sum, payload, caplen);
+		/* The ring splits payloads at an even offset: the words line up across. */
+		if (pl->caplen <= pl->n0) {
+			sum += csum_payload(pl->p0, pl->caplen);
+		} else {
+			sum += csum_payload(pl->p0, pl->n0);
+			sum += csum_payload(pl->p1, pl->caplen - pl->n0);
+		}
 		uint16_t c = csum_fold(sum);
 		be16(udp + 6, c ? c : 0xffff);       /* 0 means "no checksum" */
 	}
@@ -247,13 +279,13 @@ struct fts_pkt_file *fts_pkt_file_open(const char *path, enum fts_pkt_format fmt
 }
 
 int fts_pkt_file_write(struct fts_pkt_file *f, int64_t ns, const struct fts_pkt_ep *src,
-		       const struct fts_pkt_ep *dst, const uint8_t *payload, uint32_t caplen,
+		       const struct fts_pkt_ep *dst, const struct fts_pkt_payload *pl,
 		       uint32_t len, const char *comment)
 {
 	uint8_t hdr[48];
-	size_t hl = fts_pkt_build_headers(hdr, src, dst, payload, caplen, len);
+	size_t hl = fts_pkt_build_headers(hdr, src, dst, pl, len);
 	uint32_t orig = (uint32_t)hl + len;
-	uint32_t incl = (uint32_t)hl + caplen;
+	uint32_t incl = (uint32_t)hl + pl->caplen;
 	size_t clen = 0, need;
 	uint8_t *p;
 
@@ -308,8 +340,14 @@ int fts_pkt_file_write(struct fts_pkt_file *f, int64_t ns, const struct fts_pkt_
 	if (incl <= hl) {
 		memcpy(p, hdr, incl);
 	} else {
+		uint32_t body = incl - (uint32_t)hl;
 		memcpy(p, hdr, hl);
-		memcpy(p + hl, payload, incl - hl);
+		if (body <= pl->n0) {
+			memcpy(p + hl, pl->p0, body);
+		} else {
+			memcpy(p + hl, pl->p0, pl->n0);
+			memcpy(p + hl + pl->n0, pl->p1, body - pl->n0);
+		}
 	}
 	f->pending++;
 	return 0;

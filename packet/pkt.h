@@ -61,11 +61,20 @@ struct fts_pkt_file;
  * on failure. */
 struct fts_pkt_file *fts_pkt_file_open(const char *path, enum fts_pkt_format fmt,
 				       uint32_t snaplen, int force);
-/* Append one record: the datagram payload (caplen bytes held of len sent) from src to
- * dst at ns since the epoch, behind synthesised IP and UDP headers. comment may be
- * NULL (pcapng only). Records are whole in the file or not there at all. 0 or -1. */
+/* A datagram's payload as the ring holds it: the first n0 bytes at p0, the rest of
+ * caplen at p1 (n0 == caplen: p1 unused). */
+struct fts_pkt_payload {
+	const uint8_t *p0, *p1;
+	uint32_t n0, caplen;
+};
+
+/* Append one record: the datagram payload (pl->caplen bytes held of len sent) from src
+ * to dst at ns since the epoch, behind synthesised IP and UDP headers. comment may be
+ * NULL (pcapng only). Records are whole in the file or not there at all. 0 or -1.
+ * Cost: the headers, a checksum over the payload and a copy into a 256 KiB buffer
+ * that goes out in one write(2) when full or flushed. */
 int fts_pkt_file_write(struct fts_pkt_file *f, int64_t ns, const struct fts_pkt_ep *src,
-		       const struct fts_pkt_ep *dst, const uint8_t *payload, uint32_t caplen,
+		       const struct fts_pkt_ep *dst, const struct fts_pkt_payload *pl,
 		       uint32_t len, const char *comment);
 /* Flush what is buffered. On failure the file is cut back to its last whole record. */
 int fts_pkt_file_flush(struct fts_pkt_file *f);
@@ -77,10 +86,10 @@ uint64_t fts_pkt_file_records(const struct fts_pkt_file *f);
 
 /* Build IP + UDP headers for a datagram into hdr (>= 48 bytes); returns their size.
  * The IPv4 header checksum is always valid; the UDP checksum is filled when the whole
- * payload is at hand (caplen == len), else 0. */
+ * payload is at hand (pl->caplen == len), else 0. */
 size_t fts_pkt_build_headers(uint8_t *hdr, const struct fts_pkt_ep *src,
-			     const struct fts_pkt_ep *dst, const uint8_t *payload,
-			     uint32_t caplen, uint32_t len);
+			     const struct fts_pkt_ep *dst, const struct fts_pkt_payload *pl,
+			     uint32_t len);
 
 /* ---- the ring (ring.c) ------------------------------------------------------------ */
 
@@ -93,24 +102,36 @@ struct fts_pkt_slot {
 	fast_timestamp_t stamp;
 	int64_t ns;
 	uint32_t len;            /* datagram payload length as sent */
-	uint32_t caplen;         /* bytes of it held in data */
+	uint32_t caplen;         /* bytes of it held: in data, then in more */
 	struct fts_pkt_ep src, dst;
-	uint8_t *data;
+	uint8_t *data;           /* the first head_bytes, in memory shared by all slots */
+	uint8_t *more;           /* the rest of slot_bytes, touched only by long datagrams */
 };
+
+/* Default slots: 82 ms of datagrams at 200,000 a second, before the socket buffer. */
+#define FTS_PKT_RING_DEFAULT 16384
+/* Payload bytes a slot keeps densely: an Ethernet MTU's datagram (1472) fits. The
+ * drain reads slot after slot, so dense payload keeps it on few pages; a 64 KiB slot
+ * each would cost a page fault the first time round and a TLB miss every record. */
+#define FTS_PKT_RING_HEAD 2048
 
 /* Producer and consumer indices on their own cache lines: the receiver writes head,
  * the drain thread writes tail, neither writes the other's line. */
 struct fts_pkt_ring {
 	struct fts_pkt_slot *slots;
-	uint8_t *mem;
-	size_t mem_size;
+	uint8_t *mem, *more_mem;
+	size_t mem_size, more_size;
 	uint32_t mask;
-	uint32_t slot_bytes;
+	uint32_t slot_bytes;         /* payload bytes a slot can hold */
+	uint32_t head_bytes;         /* of them in data; slot_bytes - head_bytes in more */
 	_Alignas(64) uint32_t head;  /* next slot the receiver fills */
 	_Alignas(64) uint32_t tail;  /* next slot the drain reads */
 };
 
-/* slots rounded up to a power of two; slot_bytes of payload each (0: none kept). */
+/* slots rounded up to a power of two; slot_bytes of payload each (0: none kept). The
+ * first FTS_PKT_RING_HEAD bytes of every slot are touched here, so that receiving
+ * never faults on them: slots * min(slot_bytes, 2 KiB) resident from the start, the
+ * rest reserved and touched only by datagrams longer than that. */
 int fts_pkt_ring_init(struct fts_pkt_ring *r, uint32_t slots, uint32_t slot_bytes);
 void fts_pkt_ring_free(struct fts_pkt_ring *r);
 
@@ -132,7 +153,18 @@ struct fts_pkt_stats {
 	uint64_t first_batch;        /* datagrams in the first batch */
 	int64_t cpu_ns;              /* receive thread CPU (getrusage RUSAGE_THREAD) */
 	int64_t convert_ns;          /* drain thread time spent in fts_convert_array */
+	int64_t drain_ns;            /* drain thread time spent on records: convert, build,
+				      * write(2); idle time not counted */
+	uint64_t ring_waits;         /* times the receiver found the ring full and waited */
+	int64_t ring_wait_ns;        /* CLOCK_MONOTONIC spent waiting so */
 };
+
+/* What the receiver does when the ring is full. WAIT: it takes nothing more from the
+ * socket until the drain frees a slot; datagrams wait in the socket buffer (--rcvbuf),
+ * and their stamps are taken when they come out, late by the wait; the kernel drops
+ * (and counts) only once that buffer is full too. DROP: it keeps emptying the socket,
+ * stamps on time, and drops what the ring cannot take (ring drops). */
+enum fts_pkt_full { FTS_PKT_FULL_WAIT, FTS_PKT_FULL_DROP };
 
 struct fts_pkt_rx_opts {
 	int fd;                      /* a socket from fts_pkt_rx_socket() */
@@ -140,6 +172,11 @@ struct fts_pkt_rx_opts {
 	double duration;             /* seconds; 0: no limit */
 	uint32_t batch;
 	uint32_t ring_slots;
+	/* A fresh ring of ring_slots, slot_bytes snaplen with file and 0 without, made
+	 * before the socket so that its memory is touched before traffic comes; or NULL:
+	 * fts_pkt_rx_run makes one. The caller frees it. */
+	struct fts_pkt_ring *ring;
+	enum fts_pkt_full full;
 	uint32_t snaplen;
 	enum fts_pkt_stamp stamp;
 	int both;                    /* kernel stamp beside the fast one */

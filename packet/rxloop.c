@@ -5,9 +5,24 @@
  * (fts_store_relaxed: one counter read, no system call), then its addresses are read
  * from the control messages. The drain thread converts the raw stamps of a run of
  * slots with one fts_convert_array call and writes or prints them, so conversion is
- * paid by the reader of the records, off the receive path. When the ring is full the
- * receiver still empties the socket, into scratch space, and counts each such datagram
- * as a ring drop; the kernel's own drops come from SO_RXQ_OVFL and /proc/net/udp.
+ * paid by the reader of the records, off the receive path.
+ *
+ * The drain's cost per record is what decides whether a capture keeps up: one
+ * fts_convert_array call per run of slots (sorted stamps), payloads read from dense
+ * memory (ring.c), records assembled in a buffer that goes out with one write(2) per
+ * 256 KiB. An idle drain flushes that buffer only once the ring stayed empty over a
+ * nap, or 100 ms after the last write: at a steady rate the ring empties at every
+ * visit, and a write(2) each time would cost more than the records.
+ *
+ * When the ring is full the receiver, by default (FTS_PKT_FULL_WAIT), waits for the
+ * drain and leaves the datagrams in the socket buffer: a datagram the kernel has
+ * delivered is kept while any buffer has room, and the kernel counts what it drops.
+ * Their fast stamps are taken late, when they come out; that is the same lateness
+ * as any backlog in the socket, which a stamp taken on reading always has, and
+ * --both shows it against the kernel's stamp. FTS_PKT_FULL_DROP keeps emptying the
+ * socket into scratch space and counts each datagram as a ring drop, so that the
+ * stamps it keeps are never late. The kernel's own drops come from SO_RXQ_OVFL and
+ * /proc/net/udp.
  */
 #include <errno.h>
 #include <linux/net_tstamp.h>
@@ -23,6 +38,10 @@
 
 #define FTS_PKT_CTL 256          /* room for pktinfo, drop count and two timestamps */
 #define FTS_PKT_RUN 1024         /* slots converted per fts_convert_array call */
+#define FTS_PKT_DRAIN_NAP 200000 /* ns an idle drain sleeps: 40 datagrams at 200 kpps */
+#define FTS_PKT_FLUSH_NS 100000000 /* a busy drain still flushes this often */
+#define FTS_PKT_WAIT_NAP 20000   /* ns a receiver with a full ring sleeps: 4 datagrams
+				  * at 200 kpps, far less than a socket buffer holds */
 
 int fts_pkt_rx_socket(const struct sockaddr_storage *ss, socklen_t len,
 		      enum fts_pkt_stamp stamp, int both, int rcvbuf, char *err, size_t errsz)
@@ -118,6 +137,7 @@ struct drain {
 	int failed;              /* drain could not write: the receiver stops */
 	uint64_t written;        /* what reached the file or out; the receiver reads it */
 	int64_t convert_ns;
+	int64_t drain_ns;        /* time spent on records, flushes included */
 	char err[256];
 };
 
@@ -159,11 +179,12 @@ static int drain_run(struct drain *d, uint32_t tail, uint32_t n)
 		const struct fts_pkt_slot *sl = &r->slots[(tail + i) & r->mask];
 		int both = o->both && o->stamp == FTS_PKT_STAMP_FAST;
 		if (o->file) {
+			struct fts_pkt_payload pl = { sl->data, sl->more, r->head_bytes, sl->caplen };
 			if (both)
 				snprintf(comment, sizeof(comment), "kernel_ns=%lld fast_minus_kernel_ns=%lld",
 					 (long long)sl->ns, (long long)(ns[i] - sl->ns));
-			if (fts_pkt_file_write(o->file, ns[i], &sl->src, &sl->dst, sl->data, sl->caplen,
-					       sl->len, both ? comment : NULL)) {
+			if (fts_pkt_file_write(o->file, ns[i], &sl->src, &sl->dst, &pl, sl->len,
+					       both ? comment : NULL)) {
 				snprintf(d->err, sizeof(d->err), "write failed: %s", strerror(errno));
 				publish_written(d, fts_pkt_file_records(o->file));
 				return -1;
@@ -203,6 +224,9 @@ static void *drain_main(void *arg)
 {
 	struct drain *d = arg;
 	struct fts_pkt_ring *r = d->ring;
+	int napped = 0;          /* the ring was empty at the last look, too */
+	uint32_t flushed = r->tail;  /* the tail at the last flush */
+	int64_t last_flush = fts_pkt_now(CLOCK_MONOTONIC);
 
 	for (;;) {
 		uint32_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
@@ -214,9 +238,16 @@ static void *drain_main(void *arg)
 					break;
 				continue;
 			}
-			/* Idle: put what is buffered in the file, so a reader sees it soon. */
-			if (d->o->file) {
+			/* Idle: put what is buffered in the file, so a reader sees it soon;
+			 * but not at every gap of a steady stream (see the top). */
+			int64_t now = fts_pkt_now(CLOCK_MONOTONIC);
+			if (d->o->file && tail != flushed &&
+			    (napped || now - last_flush >= FTS_PKT_FLUSH_NS)) {
 				int fe = fts_pkt_file_flush(d->o->file);
+				int64_t t1 = fts_pkt_now(CLOCK_MONOTONIC);
+				d->drain_ns += t1 - now;
+				last_flush = t1;
+				flushed = tail;
 				publish_written(d, fts_pkt_file_records(d->o->file));
 				if (fe) {
 					snprintf(d->err, sizeof(d->err), "write failed: %s",
@@ -225,21 +256,27 @@ static void *drain_main(void *arg)
 					break;
 				}
 			}
-			struct timespec ts = { 0, 200000 };
+			struct timespec ts = { 0, FTS_PKT_DRAIN_NAP };
 			nanosleep(&ts, NULL);
+			napped = 1;
 			continue;
 		}
+		napped = 0;
 		uint32_t n = head - tail, to_wrap = r->mask + 1 - (tail & r->mask);
 		if (n > FTS_PKT_RUN)
 			n = FTS_PKT_RUN;
 		if (n > to_wrap)
 			n = to_wrap;
-		if (drain_run(d, tail, n)) {
+		int64_t t0 = fts_pkt_now(CLOCK_MONOTONIC);
+		int fe = drain_run(d, tail, n);
+		d->drain_ns += fts_pkt_now(CLOCK_MONOTONIC) - t0;
+		if (fe) {
 			__atomic_store_n(&d->failed, 1, __ATOMIC_RELEASE);
 			break;
 		}
 		__atomic_store_n(&r->tail, tail + n, __ATOMIC_RELEASE);
 	}
+	int64_t t0 = fts_pkt_now(CLOCK_MONOTONIC);
 	if (!d->failed && d->o->file && fts_pkt_file_flush(d->o->file)) {
 		snprintf(d->err, sizeof(d->err), "write failed: %s", strerror(errno));
 		d->failed = 1;
@@ -250,6 +287,7 @@ static void *drain_main(void *arg)
 		snprintf(d->err, sizeof(d->err), "write failed: %s", strerror(errno));
 		d->failed = 1;
 	}
+	d->drain_ns += fts_pkt_now(CLOCK_MONOTONIC) - t0;
 	return NULL;
 }
 
@@ -323,7 +361,7 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 {
 	uint32_t batch = o->batch, ring_slots = o->ring_slots;
 	int use_ring = o->keep, kern = o->stamp == FTS_PKT_STAMP_KERNEL || o->both;
-	struct fts_pkt_ring ring;
+	struct fts_pkt_ring own, *ring = o->ring ? o->ring : &own;
 	struct drain d;
 	struct mmsghdr *msgs = NULL;
 	struct iovec *iov = NULL;
@@ -340,7 +378,7 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 	struct fts_pkt_stats last = { 0 };
 
 	memset(st, 0, sizeof(*st));
-	memset(&ring, 0, sizeof(ring));
+	memset(&own, 0, sizeof(own));
 	memset(&d, 0, sizeof(d));
 	if (getsockname(fd, (struct sockaddr *)&ls, &lsl)) {
 		snprintf(err, errsz, "getsockname: %s", strerror(errno));
@@ -351,7 +389,7 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 	proc_drops(fd, &ovfl0);
 
 	msgs = calloc(batch, sizeof(*msgs));
-	iov = calloc(batch, sizeof(*iov));
+	iov = calloc((size_t)batch * 2, sizeof(*iov));
 	names = calloc(batch, sizeof(*names));
 	ctl = calloc(batch, FTS_PKT_CTL);
 	tmp = calloc(batch, sizeof(*tmp));
@@ -362,13 +400,13 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 		goto out;
 	}
 	if (use_ring) {
-		if (fts_pkt_ring_init(&ring, ring_slots, o->file ? o->snaplen : 0)) {
+		if (!o->ring && fts_pkt_ring_init(ring, ring_slots, o->file ? o->snaplen : 0)) {
 			snprintf(err, errsz, "cannot allocate a ring of %u slots: %s", ring_slots,
 				 strerror(errno));
 			goto out;
 		}
 		d.o = o;
-		d.ring = &ring;
+		d.ring = ring;
 		sigset_t all, old;
 		sigemptyset(&all);
 		sigaddset(&all, SIGINT);
@@ -423,33 +461,53 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 		if (o->count && o->count - st->packets < want)
 			want = (uint32_t)(o->count - st->packets);
 		if (use_ring) {
-			uint32_t fr = fts_pkt_ring_free_slots(&ring);
-			head = ring.head;
+			uint32_t fr = fts_pkt_ring_free_slots(ring);
+			if (fr == 0 && o->full == FTS_PKT_FULL_WAIT) {
+				/* Leave the datagrams in the socket buffer until the drain frees
+				 * a slot (see the top). Stop, failure and --duration still end
+				 * the run: they are looked at after each nap. */
+				int64_t w0 = fts_pkt_now(CLOCK_MONOTONIC);
+				struct timespec ts = { 0, FTS_PKT_WAIT_NAP };
+				st->ring_waits++;
+				while ((fr = fts_pkt_ring_free_slots(ring)) == 0 && !*o->stop &&
+				       !__atomic_load_n(&d.failed, __ATOMIC_ACQUIRE) &&
+				       !(t_end && fts_pkt_now(CLOCK_MONOTONIC) >= t_end))
+					nanosleep(&ts, NULL);
+				st->ring_wait_ns += fts_pkt_now(CLOCK_MONOTONIC) - w0;
+				if (fr == 0)
+					continue;
+			}
+			head = ring->head;
 			if (fr == 0)
 				dropping = 1;
 			else if (fr < want)
 				want = fr;
 		}
+		/* Two pieces per slot: its dense head, then the rest (ring.c). */
+		size_t iovlen = 1;
 		if (!use_ring || dropping) {
 			slots = tmp;
 			for (uint32_t i = 0; i < want; i++) {
-				iov[i].iov_base = scratch;
-				iov[i].iov_len = 0;
+				iov[2 * i].iov_base = scratch;
+				iov[2 * i].iov_len = 0;
 			}
 		} else {
 			slots = NULL;
+			iovlen = ring->more_mem ? 2 : 1;
 			for (uint32_t i = 0; i < want; i++) {
-				struct fts_pkt_slot *sl = &ring.slots[(head + i) & ring.mask];
-				iov[i].iov_base = sl->data ? sl->data : scratch;
-				iov[i].iov_len = ring.slot_bytes;
+				struct fts_pkt_slot *sl = &ring->slots[(head + i) & ring->mask];
+				iov[2 * i].iov_base = sl->data ? sl->data : scratch;
+				iov[2 * i].iov_len = ring->head_bytes;
+				iov[2 * i + 1].iov_base = sl->more;
+				iov[2 * i + 1].iov_len = ring->slot_bytes - ring->head_bytes;
 			}
 		}
 		for (uint32_t i = 0; i < want; i++) {
 			struct msghdr *m = &msgs[i].msg_hdr;
 			m->msg_name = &names[i];
 			m->msg_namelen = sizeof(names[i]);
-			m->msg_iov = &iov[i];
-			m->msg_iovlen = 1;
+			m->msg_iov = &iov[2 * i];
+			m->msg_iovlen = iovlen;
 			m->msg_control = ctl + (size_t)i * FTS_PKT_CTL;
 			m->msg_controllen = FTS_PKT_CTL;
 			m->msg_flags = 0;
@@ -470,18 +528,18 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 				slots[i].ns = 0;
 		} else if (o->stamp == FTS_PKT_STAMP_FAST) {
 			for (int i = 0; i < n; i++)
-				fts_store_relaxed(&ring.slots[(head + i) & ring.mask].stamp);
+				fts_store_relaxed(&ring->slots[(head + i) & ring->mask].stamp);
 		} else if (o->stamp == FTS_PKT_STAMP_CLOCK) {
 			for (int i = 0; i < n; i++)
-				ring.slots[(head + i) & ring.mask].ns = fts_pkt_now(CLOCK_REALTIME);
+				ring->slots[(head + i) & ring->mask].ns = fts_pkt_now(CLOCK_REALTIME);
 		}
 		for (int i = 0; i < n; i++) {
-			struct fts_pkt_slot *sl = slots ? &slots[i] : &ring.slots[(head + i) & ring.mask];
+			struct fts_pkt_slot *sl = slots ? &slots[i] : &ring->slots[(head + i) & ring->mask];
 			uint32_t len = msgs[i].msg_len;
 			if (o->stamp != FTS_PKT_STAMP_CLOCK)
 				sl->ns = 0;
 			sl->len = len;
-			sl->caplen = len < ring.slot_bytes ? len : ring.slot_bytes;
+			sl->caplen = len < ring->slot_bytes ? len : ring->slot_bytes;
 			sl->dst = local;
 			fts_pkt_ep_from_sockaddr(&sl->src, &names[i]);
 			parse_cmsgs(&msgs[i].msg_hdr, sl, &ovfl, kern);
@@ -500,7 +558,7 @@ int fts_pkt_rx_run(const struct fts_pkt_rx_opts *o, struct fts_pkt_stats *st, ch
 			if (dropping)
 				st->ring_drops += (uint64_t)n;
 			else
-				__atomic_store_n(&ring.head, head + (uint32_t)n, __ATOMIC_RELEASE);
+				__atomic_store_n(&ring->head, head + (uint32_t)n, __ATOMIC_RELEASE);
 		}
 	}
 	rc = 0;
@@ -513,6 +571,7 @@ stop:
 		have_thread = 0;
 		st->written = d.written;
 		st->convert_ns = d.convert_ns;
+		st->drain_ns = d.drain_ns;
 		if (d.failed) {
 			snprintf(err, errsz, "%s", d.err);
 			rc = -1;
@@ -529,7 +588,8 @@ out:
 		__atomic_store_n(&d.done, 1, __ATOMIC_RELEASE);
 		pthread_join(th, NULL);
 	}
-	fts_pkt_ring_free(&ring);
+	if (ring == &own)
+		fts_pkt_ring_free(&own);
 	free(msgs);
 	free(iov);
 	free(names);

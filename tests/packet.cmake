@@ -3,7 +3,7 @@
 # tcpdump. Exit 77 means skipped. The netns cases take 80 s alone here (tshark reads
 # every capture), more on a busy machine: a deadline of 300 s, not a figure.
 foreach(case lo4-pcap lo4-pcapng lo6-pcap lo6-pcapng netns4 netns6 stamp-modes sizes
-        bad-input port-in-use unwritable full-disk ring-burst signal-stdout both duration-empty
+        bad-input port-in-use unwritable full-disk ring-burst ring-wait signal-stdout both duration-empty
         listen-port0 tx-dest write-dir addr-errors netns6-scope rate-few repeated-options
         unused-options help-man)
   add_test(NAME packet_${case}

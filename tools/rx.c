@@ -2,7 +2,8 @@
  *
  * Also the comparison of stamping modes on the same traffic (--compare): a sender
  * thread feeds loopback while the receiver runs in each mode in turn, and the receive
- * thread's CPU time per packet is set side by side.
+ * thread's CPU time per packet is set side by side; then the drain's time per record
+ * of a --write run, measured on the same traffic written to a scratch file.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,7 +18,8 @@
 static const char usage[] =
 	"usage: faststamp rx --listen ADDR:PORT [--count N] [--duration S] [--write FILE]\n"
 	"                    [--snaplen N] [--force] [--stamp fast|clock|kernel|none] [--both]\n"
-	"                    [--stats] [--batch N] [--ring N] [--rcvbuf BYTES]\n"
+	"                    [--stats] [--batch N] [--ring N] [--full wait|drop]\n"
+	"                    [--rcvbuf BYTES]\n"
 	"       faststamp rx --compare [--listen ADDR:PORT] [--count N] [--chunk N]\n"
 	"                    [--size BYTES] [--rounds N]\n"
 	"  Receive UDP datagrams on ADDR:PORT ([V6]:PORT for IPv6, [V6%IF]:PORT with an\n"
@@ -38,8 +40,14 @@ static const char usage[] =
 	"  --stats        packets, bytes, drops and packets/s every second; without --write\n"
 	"                 no stamps are taken at all\n"
 	"  --batch N      datagrams per recvmmsg, 1..1024 (default 64)\n"
-	"  --ring N       datagrams waiting to be written, 1..16777216 (default 4096);\n"
-	"                 with the ring full, datagrams are dropped and counted\n"
+	"  --ring N       datagrams waiting to be written, 1..16777216 (default 16384: with\n"
+	"                 --write, 2 KiB of payload each, 32 MiB, resident from the start;\n"
+	"                 longer datagrams touch more, reserved up to 64 KiB a slot)\n"
+	"  --full MODE    with the ring full: wait (default): take nothing more from the\n"
+	"                 socket until a slot is free, so datagrams wait in the socket\n"
+	"                 buffer and are stamped late, and are dropped (socket drops) only\n"
+	"                 once it is full too; drop: keep emptying the socket, stamps never\n"
+	"                 late, and drop what the ring cannot take (ring drops)\n"
 	"  --rcvbuf BYTES socket receive buffer, 0..1073741824 (default 8 MiB; 0: the\n"
 	"                 kernel's default)\n"
 	"  --compare      receive the same loopback traffic from an own sender in each mode\n"
@@ -47,13 +55,16 @@ static const char usage[] =
 	"                 thread's CPU ns/packet. The sender queues a chunk, then the\n"
 	"                 receiver empties the socket (defaults: 127.0.0.1:0, 200000\n"
 	"                 datagrams, chunks of 1..1000000 (20000), 0..65507 bytes (64),\n"
-	"                 1..16 rounds (3)); n/a for rounds under 10 ms. Takes only the\n"
-	"                 options shown for it.\n"
+	"                 1..16 rounds (3)); n/a for rounds under 10 ms. Then the same\n"
+	"                 traffic with fast stamps written as pcap to a scratch file in\n"
+	"                 $TMPDIR (or /tmp): the drain thread's ns/record (convert, build,\n"
+	"                 write(2)). Takes only the options shown for it.\n"
 	"Options with a value are given at most once. Stats go to stderr at exit: packets,\n"
 	"bytes, records written (whole records in FILE, or lines printed), drops, and\n"
 	"packets/s from the first batch of datagrams to the last (n/a when fewer than 2\n"
-	"datagrams came or they came within 10 ms). Exit 0 when done, 1 on a fault (port in\n"
-	"use, write failure: what was written stays readable), 2 on a usage error.\n";
+	"datagrams came or they came within 10 ms); then, if the ring was ever full with\n"
+	"--full wait, how often and how long rx waited. Exit 0 when done, 1 on a fault\n"
+	"(port in use, write failure: what was written stays readable), 2 on a usage error.\n";
 
 static volatile int rx_stop;
 
@@ -84,26 +95,35 @@ static int ends_with(const char *s, const char *suffix)
 /* ---- --compare ----------------------------------------------------------------- */
 
 struct result {
-	double cpu_ns, pps, convert_ns;
+	double cpu_ns, pps, convert_ns, drain_ns;
 	uint64_t packets, drops;
 };
 
 /* One mode: the sender fills the socket with a chunk, then the receiver empties it, so
- * every mode sees the same full batches and only the receive thread's CPU is counted. */
+ * every mode sees the same full batches and only the receive thread's CPU is counted.
+ * With path, the records are written there as pcap (rx --write's defaults), for the
+ * drain's time per record. */
 static int compare_one(const struct sockaddr_storage *ls, socklen_t ll, enum fts_pkt_stamp m,
-		       uint64_t count, uint64_t chunk, uint32_t size, struct result *res)
+		       uint64_t count, uint64_t chunk, uint32_t size, const char *path,
+		       struct result *res)
 {
 	struct sockaddr_storage to;
 	socklen_t tol = sizeof(to);
 	struct fts_pkt_stats st;
 	struct fts_pkt_tx_stats ts;
-	int64_t cpu = 0, conv = 0, rx_ns = 0;
+	int64_t cpu = 0, conv = 0, drain = 0, rx_ns = 0;
 	uint64_t written = 0;
 	char err[256];
+	struct fts_pkt_file *file = NULL;
 	int fd = fts_pkt_rx_socket(ls, ll, m, 0, 256 << 20, err, sizeof(err));
 
 	if (fd < 0) {
 		fprintf(stderr, "faststamp rx: %s\n", err);
+		return -1;
+	}
+	if (path && !(file = fts_pkt_file_open(path, FTS_PKT_PCAP, 262144, 1))) {
+		fprintf(stderr, "faststamp rx: cannot write %s: %s\n", path, strerror(errno));
+		close(fd);
 		return -1;
 	}
 	getsockname(fd, (struct sockaddr *)&to, &tol);
@@ -116,9 +136,16 @@ static int compare_one(const struct sockaddr_storage *ls, socklen_t ll, enum fts
 		struct fts_pkt_rx_opts o = { .fd = fd, .count = n, .batch = 64, .ring_slots = 65536,
 					     .stamp = m, .keep = 1, .stop_when_idle = 1,
 					     .stop = &rx_stop };
+		if (file) {
+			o.ring_slots = FTS_PKT_RING_DEFAULT;
+			o.snaplen = 65536;
+			o.file = file;
+		}
 		if (fts_pkt_tx_run(&t, &ts, err, sizeof(err)) ||
 		    fts_pkt_rx_run(&o, &st, err, sizeof(err))) {
 			fprintf(stderr, "faststamp rx: %s\n", err);
+			if (file)
+				fts_pkt_file_close(file);
 			close(fd);
 			return -1;
 		}
@@ -126,23 +153,43 @@ static int compare_one(const struct sockaddr_storage *ls, socklen_t ll, enum fts
 		res->drops += st.sock_drops + st.ring_drops + (n - st.packets);
 		cpu += st.cpu_ns;
 		conv += st.convert_ns;
+		drain += st.drain_ns;
 		written += st.written;
 		rx_ns += st.end_ns - st.start_ns;
 	}
 	close(fd);
+	if (file && fts_pkt_file_close(file)) {
+		fprintf(stderr, "faststamp rx: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
 	res->cpu_ns = res->packets ? (double)cpu / (double)res->packets : 0;
 	/* Each run starts with the socket full, so all its datagrams count. */
 	res->pps = fts_pkt_rate(res->packets, rx_ns);
 	res->convert_ns = written ? (double)conv / (double)written : 0;
+	res->drain_ns = written ? (double)drain / (double)written : 0;
 	return 0;
 }
 
 static int run_compare(const struct sockaddr_storage *ls, socklen_t ll, uint64_t count,
 		       uint64_t chunk, uint32_t size, uint64_t rounds)
 {
-	double cpu[4][16], pps[4][16], conv[16];
-	uint64_t pk[4] = { 0 }, dr[4] = { 0 };
+	double cpu[4][16], pps[4][16], conv[16], drain[16], wconv[16];
+	uint64_t pk[4] = { 0 }, dr[4] = { 0 }, wdrops = 0;
 	struct result r;
+	const char *tmp = getenv("TMPDIR");
+	char path[4096];
+	int tfd;
+
+	/* A name of our own for the scratch file, removed again at once: compare_one
+	 * truncates and rewrites it. */
+	snprintf(path, sizeof(path), "%s/faststamp-compare.XXXXXX.pcap", tmp && *tmp ? tmp : "/tmp");
+	tfd = mkstemps(path, 5);
+	if (tfd < 0) {
+		fprintf(stderr, "faststamp rx: cannot make a scratch file %s: %s\n", path,
+			strerror(errno));
+		return 1;
+	}
+	close(tfd);
 
 	printf("each mode receives %llu datagrams of %u bytes from an own sender on loopback,\n"
 	       "in chunks of %llu queued first, modes interleaved, %llu rounds; medians:\n",
@@ -150,10 +197,11 @@ static int run_compare(const struct sockaddr_storage *ls, socklen_t ll, uint64_t
 	       (unsigned long long)rounds);
 	for (uint64_t k = 0; k < rounds; k++) {
 		for (int m = 0; m < 4; m++) {
-			if (rx_stop)
+			if (rx_stop ||
+			    compare_one(ls, ll, (enum fts_pkt_stamp)m, count, chunk, size, NULL, &r)) {
+				unlink(path);
 				return 1;
-			if (compare_one(ls, ll, (enum fts_pkt_stamp)m, count, chunk, size, &r))
-				return 1;
+			}
 			cpu[m][k] = r.cpu_ns;
 			pps[m][k] = r.pps;
 			pk[m] += r.packets;
@@ -161,7 +209,17 @@ static int run_compare(const struct sockaddr_storage *ls, socklen_t ll, uint64_t
 			if (m == FTS_PKT_STAMP_FAST)
 				conv[k] = r.convert_ns;
 		}
+		/* The drain's whole cost per record, as rx --write pays it. */
+		if (rx_stop ||
+		    compare_one(ls, ll, FTS_PKT_STAMP_FAST, count, chunk, size, path, &r)) {
+			unlink(path);
+			return 1;
+		}
+		drain[k] = r.drain_ns;
+		wconv[k] = r.convert_ns;
+		wdrops += r.drops;
 	}
+	unlink(path);
 	double base = fts_tool_quantile_d(cpu[0], rounds, 0.5);
 	/* A round too short for a rate is too short for CPU per packet as well: getrusage
 	 * moves in scheduler ticks. */
@@ -184,6 +242,10 @@ static int run_compare(const struct sockaddr_storage *ls, socklen_t ll, uint64_t
 	}
 	printf("  fast stamps converted by the reader: %.1f ns/packet, off the receive thread\n",
 	       fts_tool_quantile_d(conv, rounds, 0.5));
+	printf("  drain of rx --write (fast, pcap to %s): %.1f ns/record, of which convert\n"
+	       "    %.1f ns (records assembled, checksummed, written in 256 KiB; drops %llu)\n",
+	       tmp && *tmp ? tmp : "/tmp", fts_tool_quantile_d(drain, rounds, 0.5),
+	       fts_tool_quantile_d(wconv, rounds, 0.5), (unsigned long long)wdrops);
 	printf("  (CPU: the receive thread's getrusage; stamp share: (mode - none) / mode)\n");
 	(void)pk;
 	return 0;
@@ -193,12 +255,12 @@ static int run_compare(const struct sockaddr_storage *ls, socklen_t ll, uint64_t
 
 /* Options that take a value come first: each may be given once. Flags may repeat. */
 enum { O_LISTEN, O_COUNT, O_DURATION, O_WRITE, O_SNAPLEN, O_BATCH, O_RING, O_RCVBUF, O_STAMP,
-       O_CHUNK, O_SIZE, O_ROUNDS, O_FORCE, O_BOTH, O_STATS, O_COMPARE, O_N };
+       O_CHUNK, O_SIZE, O_ROUNDS, O_FULL, O_FORCE, O_BOTH, O_STATS, O_COMPARE, O_N };
 #define O_VALUED O_FORCE
 static const char *const opt_names[O_N] = {
 	"--listen", "--count", "--duration", "--write", "--snaplen", "--batch", "--ring",
-	"--rcvbuf", "--stamp", "--chunk", "--size", "--rounds", "--force", "--both", "--stats",
-	"--compare",
+	"--rcvbuf", "--stamp", "--chunk", "--size", "--rounds", "--full", "--force", "--both",
+	"--stats", "--compare",
 };
 #define BIT(k) (1u << (k))
 /* What --compare takes; the rest would be ignored by it, so it refuses them. */
@@ -209,7 +271,9 @@ int fts_tool_rx(int argc, char **argv)
 {
 	struct sockaddr_storage ls;
 	socklen_t ll = 0;
-	uint64_t count = 0, snaplen = 262144, batch = 64, ring = 4096, rcvbuf = 8 << 20;
+	uint64_t count = 0, snaplen = 262144, batch = 64, ring = FTS_PKT_RING_DEFAULT;
+	uint64_t rcvbuf = 8 << 20;
+	enum fts_pkt_full full = FTS_PKT_FULL_WAIT;
 	uint64_t rounds = 3, size = 64, chunk = 20000;
 	double duration = 0;
 	const char *path = NULL;
@@ -279,6 +343,14 @@ int fts_tool_rx(int argc, char **argv)
 			if (fts_tool_parse_u64(v, 1, 16, &rounds))
 				return fts_tool_usage_error("rx", usage, "bad --rounds '%s' (1..16)", v);
 			break;
+		case O_FULL:
+			if (!strcmp(v, "wait"))
+				full = FTS_PKT_FULL_WAIT;
+			else if (!strcmp(v, "drop"))
+				full = FTS_PKT_FULL_DROP;
+			else
+				return fts_tool_usage_error("rx", usage, "bad --full '%s' (wait, drop)", v);
+			break;
 		case O_FORCE:
 			force = 1;
 			break;
@@ -330,9 +402,24 @@ int fts_tool_rx(int argc, char **argv)
 		both = 0;
 	}
 
+	/* The ring first: touching its memory takes tens of ms, and traffic may come as
+	 * soon as the socket is bound. A slot needs the payload part of a record at most. */
+	uint32_t slot_snap = snaplen > 65536 ? 65536 : (uint32_t)snaplen;
+	int keep = path || !stats;
+	struct fts_pkt_ring ring_mem, *ringp = NULL;
+	if (keep) {
+		if (fts_pkt_ring_init(&ring_mem, (uint32_t)ring, path ? slot_snap : 0)) {
+			fprintf(stderr, "faststamp rx: cannot allocate a ring of %llu slots: %s\n",
+				(unsigned long long)ring, strerror(errno));
+			return 1;
+		}
+		ringp = &ring_mem;
+	}
 	int fd = fts_pkt_rx_socket(&ls, ll, stamp, both, (int)rcvbuf, err, sizeof(err));
 	if (fd < 0) {
 		fprintf(stderr, "faststamp rx: %s\n", err);
+		if (ringp)
+			fts_pkt_ring_free(ringp);
 		return 1;
 	}
 	struct fts_pkt_file *file = NULL;
@@ -348,16 +435,16 @@ int fts_tool_rx(int argc, char **argv)
 				fprintf(stderr, "faststamp rx: cannot write %s: %s%s\n", path, strerror(e),
 					e == EEXIST ? " (use --force to overwrite)" : "");
 			close(fd);
+			if (ringp)
+				fts_pkt_ring_free(ringp);
 			return 1;
 		}
 	}
 	struct fts_pkt_rx_opts o = {
 		.fd = fd, .count = count, .duration = duration, .batch = (uint32_t)batch,
-		.ring_slots = (uint32_t)ring,
-		/* A slot needs the payload part of a record at most. */
-		.snaplen = snaplen > 65536 ? 65536 : (uint32_t)snaplen,
+		.ring_slots = (uint32_t)ring, .ring = ringp, .full = full, .snaplen = slot_snap,
 		.stamp = stamp, .both = both, .stats_every = stats,
-		.keep = path || !stats, .file = file, .out = (!path && !stats) ? stdout : NULL,
+		.keep = keep, .file = file, .out = (!path && !stats) ? stdout : NULL,
 		.stop = &rx_stop,
 	};
 	/* The port the kernel chose for port 0, and the address as the socket has it. */
@@ -370,6 +457,10 @@ int fts_tool_rx(int argc, char **argv)
 	struct fts_pkt_stats st;
 	int rc = fts_pkt_rx_run(&o, &st, err, sizeof(err));
 	fts_pkt_stats_print(stderr, "rx: ", &st, -1);
+	if (st.ring_waits)
+		fprintf(stderr, "rx: the ring was full %llu times, %.3f ms in all: datagrams waited "
+			"in the socket buffer and were stamped late by up to that (--full)\n",
+			(unsigned long long)st.ring_waits, (double)st.ring_wait_ns / 1e6);
 	if (file) {
 		if (fts_pkt_file_close(file) && !rc) {
 			snprintf(err, sizeof(err), "write failed: %s", strerror(errno));
@@ -382,5 +473,7 @@ int fts_tool_rx(int argc, char **argv)
 		fprintf(stderr, "faststamp rx: %s\n", err);
 	}
 	close(fd);
+	if (ringp)
+		fts_pkt_ring_free(ringp);
 	return rc ? 1 : 0;
 }

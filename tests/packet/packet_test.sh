@@ -211,8 +211,9 @@ case $case in
       rm -f "$mnt/$f"
     done;;
   ring-burst)
-    # A burst far larger than a 2-slot ring: every datagram is written or counted.
-    "$tool" rx --listen 127.0.0.1:$port --ring 2 --write "$work/r.pcap" --duration 3 2> "$work/err" & pid=$!
+    # A burst far larger than a 2-slot ring that drops when full: every datagram is
+    # written or counted.
+    "$tool" rx --listen 127.0.0.1:$port --ring 2 --full drop --write "$work/r.pcap" --duration 3 2> "$work/err" & pid=$!
     wait_bound "" $port
     "$tool" tx --to 127.0.0.1:$port --count 20000 > "$work/tx.out" || fail "tx"
     wait $pid || fail "rx exited $?: $(cat "$work/err")"
@@ -223,6 +224,22 @@ case $case in
     [ $((wr + rd)) -eq "$pk" ] || fail "written $wr + ring drops $rd != received $pk"
     [ $((pk + sd)) -eq 20000 ] || fail "received $pk + socket drops $sd != 20000 sent"
     [ "$rd" -gt 0 ] || fail "a 2-slot ring took a 20000-datagram burst without overflowing";;
+  ring-wait)
+    # The same burst with the default --full wait: the receiver leaves what the ring
+    # cannot take in the socket buffer, so nothing is dropped at the ring; the kernel
+    # drops (and counts) only what its buffer cannot hold, and rx says that it waited.
+    "$tool" rx --listen 127.0.0.1:$port --ring 2 --write "$work/r.pcap" --duration 3 2> "$work/err" & pid=$!
+    wait_bound "" $port
+    "$tool" tx --to 127.0.0.1:$port --count 20000 > "$work/tx.out" || fail "tx"
+    wait $pid || fail "rx exited $?: $(cat "$work/err")"
+    read -r pk wr sd rd < <(sed -nE 's/.*packets ([0-9]+) bytes [0-9]+ written ([0-9]+) drops [0-9]+ \(socket ([0-9]+), ring ([0-9]+)\).*/\1 \2 \3 \4/p' "$work/err")
+    [ -n "${rd:-}" ] || fail "no stats line: $(cat "$work/err")"
+    recs=$(tcpdump -r "$work/r.pcap" 2>/dev/null | wc -l)
+    [ "$recs" -eq "$wr" ] || fail "file holds $recs records, rx says it wrote $wr"
+    [ "$rd" -eq 0 ] && [ "$wr" -eq "$pk" ] || fail "--full wait dropped at the ring: $(cat "$work/err")"
+    [ $((pk + sd)) -eq 20000 ] || fail "received $pk + socket drops $sd != 20000 sent"
+    grep -qE '^rx: the ring was full [1-9][0-9]* times, [0-9.]+ ms in all' "$work/err" \
+      || fail "a 2-slot ring took a 20000-datagram burst without waiting: $(cat "$work/err")";;
   signal-stdout)
     # SIGINT ends a run without --count; the file is complete. '-' writes to stdout.
     "$tool" rx --listen 127.0.0.1:$port --write "$work/s.pcapng" 2> "$work/err" & pid=$!
@@ -363,7 +380,7 @@ TABLE
     # A second value would silently win over the first: a usage error naming the option.
     base="--listen 127.0.0.1:$port --duration 0.2 --write $work/r.pcap --force"
     for o in "--listen 127.0.0.1:$port" "--count 5" "--duration 0.2" "--write $work/r.pcap" \
-             "--snaplen 100" "--batch 8" "--ring 64" "--rcvbuf 65536" "--stamp clock"; do
+             "--snaplen 100" "--batch 8" "--ring 64" "--full drop" "--rcvbuf 65536" "--stamp clock"; do
       # shellcheck disable=SC2086
       "$tool" rx $base $o $o > /dev/null 2> "$work/err"; rc=$?
       [ $rc -eq 2 ] && grep -q -- "^faststamp rx: ${o%% *} is given more than once" "$work/err" \
@@ -396,7 +413,7 @@ TABLE
       [ $rc -eq 2 ] && grep -qF -- "faststamp rx: ${a%% *} ${o#*|}" "$work/err" \
         || fail "rx ${o%%|*}: exit $rc, $(head -1 "$work/err")"
     done
-    for o in "--write $work/c.pcap" --stats "--stamp clock" "--duration 1" "--batch 8" "--ring 64" "--rcvbuf 65536"; do
+    for o in "--write $work/c.pcap" --stats "--stamp clock" "--duration 1" "--batch 8" "--ring 64" "--full drop" "--rcvbuf 65536"; do
       # shellcheck disable=SC2086
       "$tool" rx --compare --count 100 --rounds 1 $o > /dev/null 2> "$work/err"; rc=$?
       [ $rc -eq 2 ] && grep -qF -- "faststamp rx: ${o%% *} does not go with --compare" "$work/err" \
