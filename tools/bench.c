@@ -1126,6 +1126,8 @@ static struct {
 	fast_timestamp_t s[SH_NGAPS * SH_SLOTS];  /* the stamps converted after a sleep */
 	fast_timestamp_t t0[SH_SLOTS], t1[SH_SLOTS];
 	int64_t v[SH_SLOTS];
+	fast_timestamp_t o0[SH_SLOTS], o1[SH_SLOTS];   /* an old stamp's conversion */
+	int64_t ov[SH_SLOTS];
 	double r[SH_NCOST][SH_ROUNDS];
 } SC;
 
@@ -1198,11 +1200,12 @@ static void print_sharing(const char *suffix)
 /* The turns of a child of the gap figures: wait for the start the parent sends, then for
  * each gap sleep to a deadline every gap, the three children a third of it apart, and
  * time one call after each sleep, between two ordered stores: an immediate conversion
- * of a stamp stored just before, or (role clock) clock_gettime. Then, but for the clock,
- * the cost rounds. */
+ * of a stamp stored just before, or (role clock) clock_gettime; every other sleep, but
+ * for the clock, the conversion of an old stamp (inside the history: no clock read)
+ * instead. Then, but for the clock, the cost rounds. */
 static int sh_child_gaps(int role, int quick, long anon0)
 {
-	fast_timestamp_t a, b;
+	fast_timestamp_t a, b, old;
 	int64_t start, ns;
 	size_t kept = 0;
 	char line[64];
@@ -1211,13 +1214,18 @@ static int sh_child_gaps(int role, int quick, long anon0)
 	store_fast_timestamp(&a);
 	store_fast_timestamp(&b);
 	stamp_ns(&a, &b);   /* the counter's frequency is measured now, not in a turn */
+	if (role != SH_CLOCK) {   /* the old stamp: a history with a sample after it */
+		store_fast_timestamp(&old);
+		fts_convert(&old, &ns, NULL);
+		wait_inside(old, 500000000);
+	}
 	printf("ready\n");
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin) || (start = strtoll(line, NULL, 10)) <= 0)
 		return 1;
 	for (size_t j = 0; j < SH_NGAPS; j++) {
 		const struct sh_gap *g = &sh_gaps[j];
-		int n = quick ? g->nquick : g->n, got = 0, missed = 0, failed = 0;
+		int n = quick ? g->nquick : g->n, got = 0, gold = 0, missed = 0, failed = 0;
 		int64_t base = start + g->ns * role / 3;
 
 		if (!n)
@@ -1235,6 +1243,13 @@ static int sh_child_gaps(int role, int quick, long anon0)
 				;
 			if (!k)
 				continue;   /* the first sleep only lines the turns up */
+			if (role != SH_CLOCK && k % 2 == 0) {
+				store_fast_timestamp(&SC.o0[gold]);
+				failed += fts_convert(&old, &ns, NULL) < 0;
+				sink = ns;
+				store_fast_timestamp(&SC.o1[gold++]);
+				continue;
+			}
 			store_fast_timestamp(&x);
 			store_fast_timestamp(&SC.t0[got]);
 			if (role == SH_CLOCK) {
@@ -1258,6 +1273,12 @@ static int sh_child_gaps(int role, int quick, long anon0)
 			printf("gap_%s_p50 %lld\ngap_%s_p90 %lld\n", g->key,
 			       (long long)fts_tool_quantile(SC.v, (size_t)got, 0.5), g->key,
 			       (long long)fts_tool_quantile(SC.v, (size_t)got, 0.9));
+		for (int i = 0; i < gold; i++)
+			SC.ov[i] = stamp_ns(&SC.o0[i], &SC.o1[i]);
+		if (gold)
+			printf("gap_%s_old_p50 %lld\ngap_%s_old_p90 %lld\n", g->key,
+			       (long long)fts_tool_quantile(SC.ov, (size_t)gold, 0.5), g->key,
+			       (long long)fts_tool_quantile(SC.ov, (size_t)gold, 0.9));
 	}
 	if (role == SH_CLOCK)
 		return 0;
@@ -1604,6 +1625,7 @@ static struct {
 	int inside[2];           /* the recent stamps were inside the history */
 	double old_span_s[2];
 	double gap[SH_ROLES][SH_NGAPS][2];  /* p50, p90 ns */
+	double gap_old[2][SH_NGAPS][2];     /* the old stamp's, p50, p90 ns */
 	int gap_calls[SH_ROLES][SH_NGAPS], gap_missed[SH_ROLES][SH_NGAPS];
 	int gap_failed[2];
 	int tmpfs;               /* the directory is on a tmpfs, as /run is */
@@ -1811,6 +1833,12 @@ static int sh_gaps_run(int quick)
 			S.gap[m][j][0] = child_num(&c[m], k);
 			snprintf(k, sizeof(k), "gap_%s_p90", sh_gaps[j].key);
 			S.gap[m][j][1] = child_num(&c[m], k);
+			if (m != SH_CLOCK) {
+				snprintf(k, sizeof(k), "gap_%s_old_p50", sh_gaps[j].key);
+				S.gap_old[m][j][0] = child_num(&c[m], k);
+				snprintf(k, sizeof(k), "gap_%s_old_p90", sh_gaps[j].key);
+				S.gap_old[m][j][1] = child_num(&c[m], k);
+			}
 			snprintf(k, sizeof(k), "gap_%s_calls", sh_gaps[j].key);
 			S.gap_calls[m][j] = isfinite(child_num(&c[m], k)) ? (int)child_num(&c[m], k) : 0;
 			snprintf(k, sizeof(k), "gap_%s_missed", sh_gaps[j].key);
@@ -2095,6 +2123,28 @@ static void json_hist(int *first)
 #define SH_FRESH_P50_TARGET_NS 100
 #define SH_FRESH_P90_TARGET_NS 500
 
+/* Conversions after a sleep against clock_gettime after the same sleep: the fresh
+ * ones' median and p90, the old ones' median. */
+#define SH_COLD_P50_RATIO 1.5
+#define SH_COLD_P90_RATIO 2.0
+#define SH_COLD_OLD_RATIO 1.2
+static int sh_cold_met(int m, char *why, size_t len)
+{
+	why[0] = '\0';
+	for (size_t j = 0; j < SH_NGAPS; j++) {
+		const double *g = S.gap[m][j], *o = S.gap_old[m][j], *c = S.gap[SH_CLOCK][j];
+		if (!S.gap_calls[SH_OWN][j])
+			continue;
+		if (!(g[0] <= SH_COLD_P50_RATIO * c[0] && g[1] <= SH_COLD_P90_RATIO * c[1] &&
+		      o[0] <= SH_COLD_OLD_RATIO * c[0])) {
+			snprintf(why, len, " (%s: fresh %.2fx, p90 %.2fx; old %.2fx)", sh_gaps[j].label,
+				 g[0] / c[0], g[1] / c[1], o[0] / c[0]);
+			return 0;
+		}
+	}
+	return 1;
+}
+
 /* Do the immediate conversions of history m meet the targets at every gap measured? 1,
  * or 0 with the first gap that does not in why. */
 static int sh_fresh_met(int m, char *why, size_t len)
@@ -2186,6 +2236,25 @@ static void print_shared(int quick)
 		putchar('\n');
 	}
 	printf("  (calls: own's; late: wake-ups past the next deadline, of the three, not timed)\n");
+	printf("  the same, every other sleep: the conversion of an old stamp (inside the history,\n"
+	       "  no clock read)\n");
+	printf("  %-8s %8s %8s   %8s %8s   %8s %8s\n", "gap", "own", "p90", "shared", "p90", "own x",
+	       "shared x");
+	for (size_t j = 0; j < SH_NGAPS; j++) {
+		if (!S.gap_calls[SH_OWN][j])
+			continue;
+		printf("  %-8s %8.0f %8.0f   %8.0f %8.0f   %8.2f %8.2f\n", sh_gaps[j].label,
+		       S.gap_old[SH_OWN][j][0], S.gap_old[SH_OWN][j][1], S.gap_old[SH_SHARED][j][0],
+		       S.gap_old[SH_SHARED][j][1], S.gap_old[SH_OWN][j][0] / S.gap[SH_CLOCK][j][0],
+		       S.gap_old[SH_SHARED][j][0] / S.gap[SH_CLOCK][j][0]);
+	}
+	for (int m = SH_OWN; m <= SH_SHARED; m++)
+		sh_cold_met(m, why[m], sizeof(why[m]));
+	printf("  target against clock_gettime after the same sleep: fresh median <= %.1fx and p90\n"
+	       "  <= %.1fx, old median <= %.1fx, at every gap:\n    own %s%s; shared %s%s\n",
+	       SH_COLD_P50_RATIO, SH_COLD_P90_RATIO, SH_COLD_OLD_RATIO,
+	       why[SH_OWN][0] ? "NOT met" : "met", why[SH_OWN], why[SH_SHARED][0] ? "NOT met" : "met",
+	       why[SH_SHARED]);
 	for (int m = SH_OWN; m <= SH_SHARED; m++)
 		sh_fresh_met(m, why[m], sizeof(why[m]));
 	printf("  target median <= %d, p90 <= %d at every gap%s:\n    own %s%s; shared %s%s\n",
@@ -2255,6 +2324,13 @@ static void json_shared(int *first)
 			json_num(k, has ? S.gap[m][j][1] : NAN, first);
 			if (m == SH_CLOCK)
 				continue;
+			snprintf(k, sizeof(k), "shared_fresh_%s_%s_old_ns", sh_gaps[j].key, who[m]);
+			json_num(k, has ? S.gap_old[m][j][0] : NAN, first);
+			snprintf(k, sizeof(k), "shared_fresh_%s_%s_old_p90_ns", sh_gaps[j].key, who[m]);
+			json_num(k, has ? S.gap_old[m][j][1] : NAN, first);
+			snprintf(k, sizeof(k), "shared_fresh_%s_%s_old_ratio_clock_gettime", sh_gaps[j].key,
+				 who[m]);
+			json_num(k, has ? S.gap_old[m][j][0] / S.gap[SH_CLOCK][j][0] : NAN, first);
 			snprintf(k, sizeof(k), "shared_fresh_%s_%s_ratio_clock_gettime", sh_gaps[j].key, who[m]);
 			json_num(k, has ? S.gap[m][j][0] / S.gap[SH_CLOCK][j][0] : NAN, first);
 			snprintf(k, sizeof(k), "shared_fresh_%s_%s_p90_ratio_clock_gettime", sh_gaps[j].key,
@@ -2265,6 +2341,8 @@ static void json_shared(int *first)
 	json_num("shared_target_first_met", SHN(S.first[SH_SHARED][0] <= SH_FIRST_TARGET_NS), first);
 	json_num("shared_target_fresh_own_met", SHN(sh_fresh_met(SH_OWN, why, sizeof(why))), first);
 	json_num("shared_target_fresh_shared_met", SHN(sh_fresh_met(SH_SHARED, why, sizeof(why))), first);
+	json_num("shared_target_cold_own_met", SHN(sh_cold_met(SH_OWN, why, sizeof(why))), first);
+	json_num("shared_target_cold_shared_met", SHN(sh_cold_met(SH_SHARED, why, sizeof(why))), first);
 	json_num("shared_file_bytes", SHN(S.file_bytes), first);
 	json_num("shared_file_allocated_bytes", SHN(S.file_alloc), first);
 	json_num("shared_publisher_map_rss_bytes", SHN(S.pub_rss), first);
