@@ -178,10 +178,10 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
  * there is no history yet).
  * Cost, on a 2.6 GHz x86_64 VM: ~20 ns for a stamp inside the history (recent or a day
  * old); ~100 ns for one past the newest sample (a clock read after it, rule 11); the
- * first conversion in a process ~45 us with the machine's shared history (when it was
- * a mapped file; the socket's round trip to serve now adds to it: a median 1.0 ms
- * against 0.74 ms on a 2-vCPU VM at load 9), ~4.3 ms calibrating its own (see
- * OVERVIEW). Thread-safe, not async-signal-safe. */
+ * first conversion in a process ~0.5 ms with the machine's shared history (median of
+ * 9 fresh processes on a 2-vCPU VM with other work running; most of it is the
+ * socket's round trip to serve's answering thread and the first fault on the mapping;
+ * ~45 us when it was a mapped file), ~4.3 ms calibrating its own (see OVERVIEW). Thread-safe, not async-signal-safe. */
 FTS__API int fast_timestamp_to_timespec(const fast_timestamp_t *stamp, struct timespec *ts);
 
 /* fast_timestamp_to_timeval - what gettimeofday() read at *stamp (microseconds,

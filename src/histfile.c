@@ -7,7 +7,7 @@
  * and fixed point, before a byte of it is used. Format 1 (16-byte block headers, the
  * payload's CRC only) is still read. */
 #include <errno.h>
-#include <pthread.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -73,23 +73,47 @@ uint32_t fts__crc32(uint32_t crc, const void *buf, size_t len)
 	return ~crc;
 }
 
+/* The boot's id, read once: boot_state 0 unread, 1 one thread is storing it, 2 boot holds
+ * it. Not pthread_once: its completion is a futex wake, a system call more on a shared
+ * history's attach; a thread that loses the race keeps the id it read itself. */
 static uint8_t boot[16];
-static pthread_once_t boot_once = PTHREAD_ONCE_INIT;
+static int boot_state;
 
-static void read_boot_id(void)
+/* One read, not a loop to end of file: the kernel hands the 37 bytes over at once (a
+ * short read fails to parse, and is taken as a failed one: zeros). */
+static void read_boot_id(uint8_t id[16])
 {
 	char text[64];
+	ssize_t r = -1;
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
 
-	if (fts__read_text("/proc/sys/kernel/random/boot_id", text, sizeof(text)) < 0 ||
-	    fts__parse_boot_id(text, boot) < 0)
-		memset(boot, 0, 16);
+	if (fd >= 0) {
+		do
+			r = read(fd, text, sizeof(text) - 1);
+		while (r < 0 && errno == EINTR);
+		close(fd);
+	}
+	if (r >= 0)
+		text[r] = '\0';
+	if (r < 0 || fts__parse_boot_id(text, id) < 0)
+		memset(id, 0, 16);
 }
 
-/* Read once: a boot's id does not change while it lasts. */
+/* A boot's id does not change while it lasts. */
 void fts__boot_id(uint8_t id[16])
 {
-	pthread_once(&boot_once, read_boot_id);
-	memcpy(id, boot, 16);
+	int unread = 0;
+
+	if (__atomic_load_n(&boot_state, __ATOMIC_ACQUIRE) == 2) {
+		memcpy(id, boot, 16);
+		return;
+	}
+	read_boot_id(id);
+	if (__atomic_compare_exchange_n(&boot_state, &unread, 1, 0, __ATOMIC_ACQUIRE,
+					__ATOMIC_RELAXED)) {
+		memcpy(boot, id, 16);
+		__atomic_store_n(&boot_state, 2, __ATOMIC_RELEASE);
+	}
 }
 
 /* ---- writing ----------------------------------------------------------------------- */

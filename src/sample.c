@@ -930,6 +930,7 @@ static void attach_locked(void)
 	struct fts__head id;
 	cpu_set_t need;
 	char why[160];
+	int with_proof;
 
 	attach_tried = 1;
 	if (env && !strcmp(env, "0")) {
@@ -944,9 +945,12 @@ static void attach_locked(void)
 	/* The clocksource of the counter's choice: one switched since is the publisher's
 	 * to find (it then stops) and this process's sampler's. */
 	clock_id(&id, 0);
-	/* the publisher's proof across CPUs stands for this process's, on its CPUs */
-	fts__cpus_allowed(&need);
-	if (fts__shared_attach(&shared, shared_path, &id, needs_proof() ? &need : NULL,
+	/* the publisher's proof across CPUs stands for this process's, on its CPUs (asked
+	 * of the kernel only where a proof is needed) */
+	with_proof = needs_proof();
+	if (with_proof)
+		fts__cpus_allowed(&need);
+	if (fts__shared_attach(&shared, shared_path, &id, with_proof ? &need : NULL,
 			       src.counter(src.ctx), why, sizeof(why)) < 0) {
 		snprintf(shared_note, sizeof(shared_note), "%.60s: %.160s", shared_path, why);
 		return;

@@ -256,16 +256,27 @@ static void answer(struct fts__publisher *p, int conn)
 		p->answered++;
 }
 
+/* The first reader waiting at listenfd: 1 answered, 0 none waiting, -1 when accept
+ * failed for want of resources. */
+static int answer_one(struct fts__publisher *p, int listenfd)
+{
+	int conn = accept4(listenfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (conn < 0)
+		return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -1;
+	answer(p, conn);
+	close(conn);
+	return 1;
+}
+
 /* Every reader waiting at listenfd. -1 when accept failed for want of resources. */
 static int answer_all(struct fts__publisher *p, int listenfd)
 {
-	for (;;) {
-		int conn = accept4(listenfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (conn < 0)
-			return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -1;
-		answer(p, conn);
-		close(conn);
-	}
+	int rc;
+
+	while ((rc = answer_one(p, listenfd)) > 0)
+		;
+	return rc;
 }
 
 /* What is at path now, in words, for a note. */
@@ -346,7 +357,10 @@ static void *answering(void *arg)
 			fts__sleep_until(now + FTS__SHM_WATCH_NS);   /* not to spin */
 		if (f[1].revents)
 			return NULL;
-		if (f[0].revents & POLLIN && answer_all(p, p->listenfd) < 0)
+		/* One reader a wake-up (poll is level-triggered: the next returns at once if
+		 * more wait): the reader that woke it runs again, on this CPU, as soon as this
+		 * thread sleeps, not after an accept that finds no one. */
+		if (f[0].revents & POLLIN && answer_one(p, p->listenfd) < 0)
 			fts__sleep_until(now + 10000000);   /* out of fds: not to spin on POLLIN */
 	}
 }
@@ -579,14 +593,22 @@ int fts__shared_fetch(const char *path, char *why, size_t len)
 		    (unsigned long)cred.uid, FTS_SERVICE_USER);
 		goto out;
 	}
-	if (fts__now(CLOCK_MONOTONIC, &now) < 0 || !wait_readable(sock, now + FTS__SHM_ANSWER_NS)) {
-		say(why, len, "its publisher did not answer within %lld ms",
-		    (long long)(FTS__SHM_ANSWER_NS / 1000000));
-		goto out;
-	}
+	/* The answer is often there already: the publisher's thread, woken by connect,
+	 * tends to run on this CPU before connect returns. A poll only when it is not. */
 	do
 		r = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	while (r < 0 && errno == EINTR);
+	if (r < 0 && errno == EAGAIN) {
+		if (fts__now(CLOCK_MONOTONIC, &now) < 0 ||
+		    !wait_readable(sock, now + FTS__SHM_ANSWER_NS)) {
+			say(why, len, "its publisher did not answer within %lld ms",
+			    (long long)(FTS__SHM_ANSWER_NS / 1000000));
+			goto out;
+		}
+		do
+			r = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+		while (r < 0 && errno == EINTR);
+	}
 	if (r < 0) {
 		say(why, len, "its answer: %s", strerror(errno));
 		goto out;

@@ -196,6 +196,26 @@ static int threads(void)
 	return n;
 }
 
+/* KiB of the shared history's memory resident in this process's mappings of it (what
+ * its reads have mapped), from /proc. */
+static long shm_rss_kib(void)
+{
+	char line[512];
+	long kib = 0, v;
+	int in = 0;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strchr(line, ' ') && strchr(line, '-') < strchr(line, ' '))
+			in = strstr(line, "memfd:faststamp-history") != NULL;   /* a mapping's line */
+		else if (in && sscanf(line, "Rss: %ld kB", &v) == 1)
+			kib += v;
+	}
+	if (f)
+		fclose(f);
+	return kib;
+}
+
 /* Run fn in a fresh child (its process clock untouched by the test's): it passes when
  * fn returns 0. */
 static void in_child(int (*fn)(void))
@@ -224,6 +244,7 @@ struct answers {
 	int64_t ns[N], err[N];
 	char source[16];
 	int threads;        /* threads the conversions started */
+	long shm_kib;       /* the shared memory the first conversion mapped in, KiB */
 	int64_t first_ns;   /* the first conversion's cost */
 	uint64_t state[2];  /* the history's newest sample before and after converting */
 };
@@ -233,10 +254,12 @@ static void client(const fast_timestamp_t *st, struct answers *a)
 	int64_t t0 = mono();
 	struct fts_info in = { .size = sizeof(in) };
 	int before = threads();   /* a sanitizer's own thread counts too */
+	long kib = shm_rss_kib();
 
 	setenv("FASTSTAMP_SHARED", path, 1);
 	assert_int_equal(fts_convert(&st[0], &a->ns[0], &a->err[0]), 0);
 	a->first_ns = mono() - t0;
+	a->shm_kib = shm_rss_kib() - kib;
 	a->state[0] = fts__calib_newest_counter(fts__clock_history());
 	assert_int_equal(fts_convert_array(st, N, a->ns, a->err), 0);
 	a->state[1] = fts__calib_newest_counter(fts__clock_history());
@@ -313,6 +336,13 @@ static void two_clients_identical(void **state)
 	assert_string_equal(a[1]->source, "shared");
 	assert_int_equal(a[0]->threads, 0);   /* no sampler thread of its own */
 	assert_int_equal(a[1]->threads, 0);
+	/* Attaching maps the 128 MiB and reads only what the first conversion needs: the
+	 * header, the latch, a directory entry, a chunk (each fault maps at most 64 KiB
+	 * around it), not a page of every part of the region. */
+	print_message("two clients: the first conversion mapped in %ld and %ld KiB of the shared "
+		      "memory\n", a[0]->shm_kib, a[1]->shm_kib);
+	assert_true(a[0]->shm_kib > 0 && a[0]->shm_kib <= 256);
+	assert_true(a[1]->shm_kib > 0 && a[1]->shm_kib <= 256);
 	assert_int_equal(same, N);
 	assert_int_equal(covered, N);
 	free(a[0]);
