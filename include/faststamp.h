@@ -176,8 +176,12 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
  * without a counter), ERANGE (the time does not fit), ENOMEM (no memory for the
  * history), EAGAIN or the clock's error (no calibration sample could be taken and
  * there is no history yet).
- * Cost, on a 2.6 GHz x86_64 VM: ~20 ns for a stamp inside the history (recent or a day
- * old); ~100 ns for one past the newest sample (a clock read after it, rule 11); the
+ * Cost, on a 2-vCPU x86_64 VM with kvm-clock (clock_gettime 26 ns): ~17-22 ns for a
+ * stamp inside the history (recent or a day old); ~28 ns for a fresh one, stored and
+ * converted at once (1.07x clock_gettime: rule 12's line and one coarse clock read);
+ * ~50 ns for one stored before the last clock read but past the newest sample (the
+ * bridge to that read, rule 11); after idle, a fresh one costs 0.8-2.4x the first
+ * clock_gettime after the same idle (cache and TLB misses: faststamp bench); the
  * first conversion in a process ~0.5 ms with the machine's shared history (median of
  * 9 fresh processes on a 2-vCPU VM with other work running; most of it is the
  * socket's round trip to serve's answering thread and the first fault on the mapping;
@@ -201,7 +205,8 @@ FTS__API int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *er
 
 /* fts_convert_array - convert n stamps at once: ns[i] (and err_ns[i] unless err_ns is
  * NULL) as fts_convert would give for stamps[i]. Stamps in increasing order without
- * bounds are cheapest (~2 ns each, ~4 with bounds); any order works. n == 0 succeeds. On failure
+ * bounds are cheapest (~2 ns each inside the history, ~4 with bounds; a burst of fresh
+ * ones on rule 12's line ~2.6 ns, ~4.6 with bounds); any order works. n == 0 succeeds. On failure
  * (EINVAL for NULL arrays with n > 0, ERANGE, EAGAIN) the arrays may hold part of the
  * results. */
 FTS__API int fts_convert_array(const fast_timestamp_t *stamps, size_t n, int64_t *ns,
