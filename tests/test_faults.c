@@ -394,11 +394,16 @@ static void slow_uneven_reads(void **unused)
 }
 
 /* A stamp just past the newest sample, converted at once, after the clock changed
- * since that sample: a new rate (ADJ_TICK +-1 %, +-10 %) or a step. No sample was due
- * (1 ms after the last), so only the clock read the conversion takes after the stamp
- * can show the change; the bound must cover it whatever the change. */
-static void fresh_after_change(const char *what, long double ppm, long double step)
+ * since that sample: a new rate (ADJ_TICK +-1 %, +-10 %), a step or a suspend. No
+ * sample was due (1 ms after the last), so only the clock read the conversion takes
+ * after the stamp can show the change; the bound must cover it whatever the change.
+ * after_read: the change comes 0 to 4 ms after a fresh conversion's read, and the stamp
+ * 5 ms after it (rule 12: the read's line must not serve it); else 0 to 0.5 ms after the
+ * sample, and the stamp 1 ms after it. */
+static void change_then_fresh(const char *what, long double ppm, long double step,
+			      long double suspended, int after_read)
 {
+	long double every = after_read ? 200e3L : 25e3L, span = after_read ? 5e6L : 1e6L;
 	size_t bad = 0;
 	int64_t widest = 0;
 
@@ -406,16 +411,23 @@ static void fresh_after_change(const char *what, long double ppm, long double st
 		fast_timestamp_t s;
 		int64_t truth, ns, err;
 
-		start(20 + (uint64_t)k);
+		start((after_read ? 40 : 20) + (uint64_t)k);
 		run(1e9L, 1e6L);
 		run(50e6L, 1e6L);                  /* half-way to the next round */
 		assert_int_equal(sample_now(), 0);
-		simc_advance(k * 25e3L);           /* the change, 0 to 0.5 ms after the sample */
+		if (after_read) {
+			simc_advance(1e6L);
+			s = simc_stamp(&truth);   /* fresh: its conversion reads the clock */
+			assert_int_equal(fts_convert(&s, &ns, &err), 0);
+		}
+		simc_advance(k * every);           /* the change */
 		if (ppm)
 			simc_slew(ppm);
 		if (step)
 			simc_step(step);
-		simc_advance(1e6L - k * 25e3L);
+		if (suspended)
+			simc_suspend_counting(suspended);
+		simc_advance(span - k * every);
 		s = simc_stamp(&truth);
 		simc_advance(2e3L);
 		assert_int_equal(fts_convert(&s, &ns, &err), 0);
@@ -426,9 +438,14 @@ static void fresh_after_change(const char *what, long double ppm, long double st
 				      (long long)(ns - truth), (long long)err);
 		fts__clock_set_source(NULL);
 	}
-	print_message("%-28s 20 fresh stamps, %zu uncovered, widest bound %lld ns\n", what, bad,
-		      (long long)widest);
+	print_message("%-28s 20 fresh stamps%s, %zu uncovered, widest bound %lld ns\n", what,
+		      after_read ? " after a fresh line" : "", bad, (long long)widest);
 	assert_int_equal(bad, 0);
+}
+
+static void fresh_after_change(const char *what, long double ppm, long double step)
+{
+	change_then_fresh(what, ppm, step, 0, 0);
 }
 
 static void fresh_stamps_after_change(void **unused)
@@ -451,41 +468,7 @@ static void fresh_stamps_after_change(void **unused)
 static void fresh_line_across(const char *what, long double ppm, long double step,
 			      long double suspended)
 {
-	size_t bad = 0;
-	int64_t widest = 0;
-
-	for (int k = 0; k < 20; k++) {
-		fast_timestamp_t s;
-		int64_t truth, ns, err;
-
-		start(40 + (uint64_t)k);
-		run(1e9L, 1e6L);
-		run(50e6L, 1e6L);
-		assert_int_equal(sample_now(), 0);
-		simc_advance(1e6L);
-		s = simc_stamp(&truth);   /* fresh: its conversion reads the clock */
-		assert_int_equal(fts_convert(&s, &ns, &err), 0);
-		simc_advance(k * 200e3L);          /* the change, 0 to 4 ms after the read */
-		if (ppm)
-			simc_slew(ppm);
-		if (step)
-			simc_step(step);
-		if (suspended)
-			simc_suspend_counting(suspended);
-		simc_advance(5e6L - k * 200e3L);
-		s = simc_stamp(&truth);
-		simc_advance(2e3L);
-		assert_int_equal(fts_convert(&s, &ns, &err), 0);
-		bad += llabs(ns - truth) > err;
-		widest = err > widest ? err : widest;
-		if (llabs(ns - truth) > err)
-			print_message("  %s, %d: est - truth %lld ns, bound %lld ns\n", what, k,
-				      (long long)(ns - truth), (long long)err);
-		fts__clock_set_source(NULL);
-	}
-	print_message("%-28s 20 stamps after a fresh line, %zu uncovered, widest bound %lld ns\n",
-		      what, bad, (long long)widest);
-	assert_int_equal(bad, 0);
+	change_then_fresh(what, ppm, step, suspended, 1);
 }
 
 static void fresh_line(void **unused)
