@@ -171,7 +171,7 @@ static int fresh_covers(const struct fresh_view *f, uint64_t x)
 
 /* Rule 12's line at x, covered (err may be NULL). Its publisher checked that nothing
  * overflows over the span. */
-static void fresh_at(const struct fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
+FTS__HOT static void fresh_at(const struct fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
 {
 	*ns = fts__line_at(&f->line, x);
 	if (err)
