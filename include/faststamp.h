@@ -212,6 +212,35 @@ FTS__API int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *er
 FTS__API int fts_convert_array(const fast_timestamp_t *stamps, size_t n, int64_t *ns,
 			       int64_t *err_ns);
 
+/* fts_convert_clock - what clock_gettime(clock) read at *stamp, and its bound.
+ *
+ * clock is CLOCK_REALTIME, CLOCK_TAI, CLOCK_MONOTONIC, CLOCK_BOOTTIME or
+ * CLOCK_MONOTONIC_RAW; fts_convert() is exactly fts_convert_clock(..., CLOCK_REALTIME,
+ * ...). *ns and *err_ns (err_ns may be NULL) as fts_convert: the clock read within
+ * [*ns - *err_ns, *ns + *err_ns] at the stamp.
+ * Every clock has a history of its own in the process clock, fed by the same samples
+ * (each clock read between two counter reads of its own), and the same promise, rules
+ * 1-12 (see THE MODEL below): a wall-clock step is no step of MONOTONIC, BOOTTIME or
+ * MONOTONIC_RAW, so a stamp in the span of ambiguity around it keeps a tight bound on
+ * those while REALTIME's covers both sides; a suspend widens only the clocks it
+ * moves against the counter (REALTIME, TAI and BOOTTIME where the counter stopped,
+ * MONOTONIC and MONOTONIC_RAW where it ran on); a leap second moves REALTIME, not TAI.
+ * Returns 0, or -1 with errno as fts_convert, and: EINVAL (another clock); ENOTSUP for
+ * a clock other than CLOCK_REALTIME when the stamp is a tagged CLOCK_REALTIME reading
+ * (generic backend, or after a counter fault) or the history in use is the machine's
+ * shared one (faststamp serve publishes CLOCK_REALTIME's alone).
+ * Cost: as fts_convert's for the same stamp (faststamp bench). Thread-safe, not
+ * async-signal-safe. */
+FTS__API int fts_convert_clock(const fast_timestamp_t *stamp, clockid_t clock, int64_t *ns,
+			       int64_t *err_ns);
+
+/* fts_convert_array_clock - fts_convert_array on clock (as fts_convert_clock): ns[i]
+ * and err_ns[i] (unless err_ns is NULL) as fts_convert_clock gives for stamps[i].
+ * EINVAL for another clock, even with n == 0; otherwise errors as fts_convert_array
+ * and fts_convert_clock. */
+FTS__API int fts_convert_array_clock(const fast_timestamp_t *stamps, size_t n, clockid_t clock,
+				     int64_t *ns, int64_t *err_ns);
+
 /* fts_diff_ns - elapsed ns from *earlier to *later (negative if *later is earlier).
  *
  * Two counter stamps: the tick difference at the counter's measured frequency, like

@@ -41,7 +41,7 @@ static int64_t clock_stamp_ns(fast_timestamp_t s)
 #define FRESH_GROW_NS 50
 #define FRESH_CHAIN_NS 100000000   /* the sampler's period */
 
-static struct {
+struct fresh {
 	_Alignas(64) unsigned seq;   /* odd while being written */
 	unsigned gen;                /* bumped by fts__fresh_drop */
 	unsigned made;               /* the generation the line was made in */
@@ -54,7 +54,10 @@ static struct {
 	uint64_t read_err;
 	int64_t skew;                /* offsets between CPUs, when it was made */
 	uint64_t chain_end;          /* renewals bridge from it up to here */
-} fresh FTS__HOT_DATA = { .made = 1 };
+};
+/* One line a clock (enum fts__clk): two cache lines each. */
+static struct fresh fresh_of[FTS__NCLK] FTS__HOT_DATA = {
+	{ .made = 1 }, { .made = 1 }, { .made = 1 }, { .made = 1 }, { .made = 1 } };
 
 /* A private copy of the fresh line. */
 struct fresh_view {
@@ -63,21 +66,23 @@ struct fresh_view {
 	uint64_t chain_end;
 };
 
+/* The generation of every line is fresh_of[0]'s. */
 FTS__HOT unsigned fts__fresh_gen(void)
 {
-	return __atomic_load_n(&fresh.gen, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&fresh_of[0].gen, __ATOMIC_ACQUIRE);
 }
 
 void fts__fresh_drop(void)
 {
-	__atomic_fetch_add(&fresh.gen, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&fresh_of[0].gen, 1, __ATOMIC_RELEASE);
 }
 
-FTS__HOT void fts__fresh_publish(const struct fts__line *tail, const struct fts__line *rate,
+FTS__HOT void fts__fresh_publish(int k, const struct fts__line *tail, const struct fts__line *rate,
 			const struct fts__line *read, int64_t epoch, int64_t skew, unsigned gen,
 			uint64_t chain_end)
 {
 	int64_t n0, e0, mult = tail->mult, grow = tail->grow;
+	struct fresh *fr = &fresh_of[k];
 	uint64_t span;
 	unsigned s;
 
@@ -110,50 +115,51 @@ FTS__HOT void fts__fresh_publish(const struct fts__line *tail, const struct fts_
 	if (!chain_end)
 		chain_end = tail->c0 + (uint64_t)(((unsigned __int128)FRESH_CHAIN_NS << tail->shift) /
 						  (uint64_t)tail->mult);
-	s = FTS__LD(fresh.seq);
-	if ((s & 1) || !__atomic_compare_exchange_n(&fresh.seq, &s, s + 1, 0, __ATOMIC_RELAXED,
+	s = FTS__LD(fr->seq);
+	if ((s & 1) || !__atomic_compare_exchange_n(&fr->seq, &s, s + 1, 0, __ATOMIC_RELAXED,
 						    __ATOMIC_RELAXED))
 		return;   /* another thread writes one now */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
-	FTS__ST(fresh.shift, tail->shift);
-	FTS__ST(fresh.c0, read->c0);
-	FTS__ST(fresh.c1, read->c0 + span);
-	FTS__ST(fresh.epoch, epoch);
-	FTS__ST(fresh.r0, n0);
-	FTS__ST(fresh.mult, mult);
-	FTS__ST(fresh.grow, grow);
-	FTS__ST(fresh.err, (uint64_t)e0);
-	FTS__ST(fresh.read_r0, read->r0);
-	FTS__ST(fresh.read_err, read->err);
-	FTS__ST(fresh.skew, skew);
-	FTS__ST(fresh.chain_end, chain_end);
-	FTS__ST(fresh.made, gen);
-	__atomic_store_n(&fresh.seq, s + 2, __ATOMIC_RELEASE);
+	FTS__ST(fr->shift, tail->shift);
+	FTS__ST(fr->c0, read->c0);
+	FTS__ST(fr->c1, read->c0 + span);
+	FTS__ST(fr->epoch, epoch);
+	FTS__ST(fr->r0, n0);
+	FTS__ST(fr->mult, mult);
+	FTS__ST(fr->grow, grow);
+	FTS__ST(fr->err, (uint64_t)e0);
+	FTS__ST(fr->read_r0, read->r0);
+	FTS__ST(fr->read_err, read->err);
+	FTS__ST(fr->skew, skew);
+	FTS__ST(fr->chain_end, chain_end);
+	FTS__ST(fr->made, gen);
+	__atomic_store_n(&fr->seq, s + 2, __ATOMIC_RELEASE);
 }
 
 /* A whole copy of the fresh line of this generation: 1; 0 if there is none. */
-FTS__HOT static int fresh_load(struct fresh_view *f)
+FTS__HOT static int fresh_load(int k, struct fresh_view *f)
 {
-	unsigned s = __atomic_load_n(&fresh.seq, __ATOMIC_ACQUIRE);
+	const struct fresh *fr = &fresh_of[k];
+	unsigned s = __atomic_load_n(&fr->seq, __ATOMIC_ACQUIRE);
 
-	if ((s & 1) || FTS__LD(fresh.made) != __atomic_load_n(&fresh.gen, __ATOMIC_ACQUIRE))
+	if ((s & 1) || FTS__LD(fr->made) != fts__fresh_gen())
 		return 0;
-	f->line.c0 = f->read.c0 = FTS__LD(fresh.c0);
-	f->line.c1 = f->read.c1 = FTS__LD(fresh.c1);
-	f->line.shift = f->read.shift = FTS__LD(fresh.shift);
-	f->line.mult = f->read.mult = FTS__LD(fresh.mult);
-	f->line.grow = f->read.grow = FTS__LD(fresh.grow);
-	f->line.r0 = FTS__LD(fresh.r0);
-	f->line.err = FTS__LD(fresh.err);
-	f->read.r0 = FTS__LD(fresh.read_r0);
-	f->read.err = FTS__LD(fresh.read_err);
+	f->line.c0 = f->read.c0 = FTS__LD(fr->c0);
+	f->line.c1 = f->read.c1 = FTS__LD(fr->c1);
+	f->line.shift = f->read.shift = FTS__LD(fr->shift);
+	f->line.mult = f->read.mult = FTS__LD(fr->mult);
+	f->line.grow = f->read.grow = FTS__LD(fr->grow);
+	f->line.r0 = FTS__LD(fr->r0);
+	f->line.err = FTS__LD(fr->err);
+	f->read.r0 = FTS__LD(fr->read_r0);
+	f->read.err = FTS__LD(fr->read_err);
 	f->line.flags = FTS__SEG_FAST;
 	f->read.flags = 0;
-	f->epoch = FTS__LD(fresh.epoch);
-	f->skew = FTS__LD(fresh.skew);
-	f->chain_end = FTS__LD(fresh.chain_end);
+	f->epoch = FTS__LD(fr->epoch);
+	f->skew = FTS__LD(fr->skew);
+	f->chain_end = FTS__LD(fr->chain_end);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return FTS__LD(fresh.seq) == s;
+	return FTS__LD(fr->seq) == s;
 }
 
 /* Has the kernel kept computing the clock as at the read? */
@@ -186,21 +192,21 @@ FTS__HOT static void fresh_at(const struct fresh_view *f, uint64_t x, int64_t *n
  * takes it, convert_checked) and becomes the next line; lines renewed so carry on
  * from the tail's key for at most FRESH_CHAIN_NS (the sampler makes a line from each
  * new tail; without it, a conversion that reads the history does). 1 if converted. */
-static int fresh_renew(const struct fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
+static int fresh_renew(int k, const struct fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
 {
 	struct fts__line read, fwd = f->line;
 	int64_t p, bound;
 	unsigned gen = fts__fresh_gen();
 
 	fwd.flags = 0;
-	if (x < fwd.c0 || x > f->chain_end || fts__clock_read(&fwd, &read) < 0 || read.c0 < x ||
+	if (x < fwd.c0 || x > f->chain_end || fts__clock_read(k, &fwd, &read) < 0 || read.c0 < x ||
 	    fts__line_convert(&fwd, 1, read.c0, &p, &bound) < 0 ||
 	    (p > read.r0 ? p - read.r0 : read.r0 - p) > bound + (int64_t)read.err ||
 	    fts__bridge(&fwd, &read, x, ns, err) < 0)
 		return 0;
 	if (err)
 		*err = *err > INT64_MAX - f->skew ? INT64_MAX : *err + f->skew;
-	fts__clock_line(&fwd, NULL, &read, gen, f->chain_end);
+	fts__clock_line(k, &fwd, NULL, &read, gen, f->chain_end);
 	return 1;
 }
 
@@ -248,7 +254,7 @@ static int past_newest(const struct fts__line *tail, uint64_t x, const struct fr
  * (fts__clock_fresh), for the others past the newest sample. -EAGAIN when a history
  * another process writes kept moving; -ESTALE for a counter stamp with no history in
  * view (another thread left the shared one and is making the process's). */
-static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
+static int convert_many(int k, const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
 			const struct fresh_view *f, const struct fts__line *read)
 {
 	struct fts__clock_view v;
@@ -257,7 +263,7 @@ static int convert_many(const fast_timestamp_t *stamps, size_t n, int64_t *ns, i
 	unsigned latch, tries = 0;
 	int rc;
 
-	fts__clock_view(&v);
+	fts__clock_view(k, &v);
 	if (!v.cur) {   /* no history yet: only tagged stamps can be converted */
 		for (size_t i = 0; i < n; i++) {
 			if (!(stamps[i] & FTS_STAMP_CLOCK_TAG))
@@ -378,7 +384,8 @@ static void convert_fresh(const fast_timestamp_t *stamps, size_t n, int64_t *ns,
 	}
 }
 
-static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err)
+static int convert_checked(int k, const fast_timestamp_t *stamps, size_t n, int64_t *ns,
+			   int64_t *err)
 {
 	uint64_t newest = 0, beyond = 0;   /* the newest counter stamp; the newest after f */
 	struct fts__line read;
@@ -389,6 +396,8 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 	for (size_t i = 0; i < n; i++) {
 		uint64_t x = stamps[i];
 		if (x & FTS_STAMP_CLOCK_TAG) {
+			if (k != FTS__CLK_REALTIME)
+				return -ENOTSUP;   /* a CLOCK_REALTIME reading: REALTIME alone */
 			tagged = 1;
 			continue;
 		}
@@ -398,9 +407,9 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 	/* The fresh line, where a stamp is past its read or the newest sample (stamps
 	 * inside the history, most often, convert without it). */
 	if (have_counter &&
-	    (newest >= FTS__LD(fresh.c0) ||
-	     ((h = fts__clock_history()) && newest > fts__calib_newest_counter(h))) &&
-	    fresh_load(&f) && fresh_kept(&f)) {
+	    (newest >= FTS__LD(fresh_of[k].c0) ||
+	     ((h = fts__clock_history(k)) && newest > fts__calib_newest_counter(h))) &&
+	    fresh_load(k, &f) && fresh_kept(&f)) {
 		have_f = 1;
 		for (size_t i = 0; i < n; i++) {
 			uint64_t x = stamps[i];
@@ -421,12 +430,14 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 		if (have_counter) {
 			if ((rc = prepare(newest)) < 0)
 				return rc;
+			if (!fts__clock_holds(k))
+				return -ENOTSUP;
 			/* past the newest sample and the fresh line: a clock read after them */
-			h = fts__clock_history();
+			h = fts__clock_history(k);
 			have_read = h && beyond > fts__calib_newest_counter(h) &&
-				    fts__clock_fresh(beyond, &read) == 1;
+				    fts__clock_fresh(k, beyond, &read) == 1;
 		}
-		rc = convert_many(stamps, n, ns, err, have_f ? &f : NULL, have_read ? &read : NULL);
+		rc = convert_many(k, stamps, n, ns, err, have_f ? &f : NULL, have_read ? &read : NULL);
 		if (rc == 0 && have_counter)
 			rc = add_skew(stamps, n, err);
 		/* No history in view: another thread left the shared one after prepare(), and
@@ -440,7 +451,9 @@ static int convert_checked(const fast_timestamp_t *stamps, size_t n, int64_t *ns
 	return rc == -ESTALE ? -EAGAIN : rc;
 }
 
-FTS__HOT int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
+/* One stamp to clock k: the hot path of fts_convert and fts_convert_clock. */
+FTS__HOT static inline int convert_one(int k, const fast_timestamp_t *stamp, int64_t *ns,
+				       int64_t *err_ns)
 {
 	struct fresh_view f;
 	int64_t v, e;
@@ -448,24 +461,25 @@ FTS__HOT int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *er
 
 	if (!stamp || !ns)
 		return fts__fail(EINVAL);
-	if (*stamp & FTS_STAMP_CLOCK_TAG) {
+	if ((*stamp & FTS_STAMP_CLOCK_TAG) && k == FTS__CLK_REALTIME) {
 		*ns = clock_stamp_ns(*stamp);
 		if (err_ns)
 			*err_ns = 0;
 		return 0;
 	}
 	/* rule 12: a fresh stamp, the common case (older ones convert without the line) */
-	if (*stamp >= FTS__LD(fresh.c0) && fresh_load(&f)) {
+	if (*stamp >= FTS__LD(fresh_of[k].c0) && !(*stamp & FTS_STAMP_CLOCK_TAG) &&
+	    fresh_load(k, &f)) {
 		if (fresh_covers(&f, *stamp) && fresh_kept(&f)) {
 			fresh_at(&f, *stamp, ns, err_ns);
 			if (err_ns)
 				*err_ns += f.skew;
 			return 0;
 		}
-		if (fresh_renew(&f, *stamp, ns, err_ns))
+		if (fresh_renew(k, &f, *stamp, ns, err_ns))
 			return 0;
 	}
-	if ((rc = convert_checked(stamp, 1, &v, err_ns ? &e : NULL)) < 0)
+	if ((rc = convert_checked(k, stamp, 1, &v, err_ns ? &e : NULL)) < 0)
 		return fts__fail(-rc);
 	*ns = v;
 	if (err_ns)
@@ -473,7 +487,23 @@ FTS__HOT int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *er
 	return 0;
 }
 
-FTS__HOT int fts_convert_array(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err_ns)
+FTS__HOT int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
+{
+	return convert_one(FTS__CLK_REALTIME, stamp, ns, err_ns);
+}
+
+FTS__HOT int fts_convert_clock(const fast_timestamp_t *stamp, clockid_t clock, int64_t *ns,
+			       int64_t *err_ns)
+{
+	int k = fts__clk_of(clock);
+
+	if (k < 0)
+		return fts__fail(EINVAL);
+	return convert_one(k, stamp, ns, err_ns);
+}
+
+static int convert_array(int k, const fast_timestamp_t *stamps, size_t n, int64_t *ns,
+			 int64_t *err_ns)
 {
 	int rc;
 
@@ -481,9 +511,24 @@ FTS__HOT int fts_convert_array(const fast_timestamp_t *stamps, size_t n, int64_t
 		return 0;
 	if (!stamps || !ns)
 		return fts__fail(EINVAL);
-	if ((rc = convert_checked(stamps, n, ns, err_ns)) < 0)
+	if ((rc = convert_checked(k, stamps, n, ns, err_ns)) < 0)
 		return fts__fail(-rc);
 	return 0;
+}
+
+FTS__HOT int fts_convert_array(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err_ns)
+{
+	return convert_array(FTS__CLK_REALTIME, stamps, n, ns, err_ns);
+}
+
+FTS__HOT int fts_convert_array_clock(const fast_timestamp_t *stamps, size_t n, clockid_t clock,
+				     int64_t *ns, int64_t *err_ns)
+{
+	int k = fts__clk_of(clock);
+
+	if (k < 0)
+		return fts__fail(EINVAL);
+	return convert_array(k, stamps, n, ns, err_ns);
 }
 
 int fast_timestamp_to_timespec(const fast_timestamp_t *stamp, struct timespec *ts)

@@ -65,7 +65,7 @@ int fts_get_info(struct fts_info *info)
 	fts__arch_info_flags(v.cpu_flags, sizeof(v.cpu_flags));
 	snprintf(v.env_backend, sizeof(v.env_backend), "%s", ch->env);
 	v.env_ignored = ch->env_ignored;
-	h = fts__clock_history();
+	h = fts__clock_history(FTS__CLK_REALTIME);
 	n = fts_calib_count(h);
 	v.samples = n;
 	v.samples_taken = cs.samples_taken;

@@ -84,9 +84,20 @@ enum fts__relation {
 	FTS__CS_OTHER,          /* another clock (hpet, acpi_pm): only a forced counter is
 				 * used there, proven across CPUs */
 };
+/* The clocks a stamp converts to (fts_convert_clock): each has its own history in the
+ * process clock, fed by the same samples. */
+enum fts__clk {
+	FTS__CLK_REALTIME, FTS__CLK_TAI, FTS__CLK_MONOTONIC, FTS__CLK_BOOTTIME, FTS__CLK_RAW,
+	FTS__NCLK
+};
+/* The index of clock id, or -1 for a clock stamps do not convert to. */
+int fts__clk_of(clockid_t id);
+/* The clock id of index k. */
+clockid_t fts__clk_id(int k);
 /* The health reads of a sample, in this order. */
 struct fts__clocks {
 	int64_t rt, mono, boot, raw;   /* REALTIME, MONOTONIC, BOOTTIME, MONOTONIC_RAW ns */
+	int64_t tai;                   /* CLOCK_TAI ns */
 };
 struct fts__source {
 	/* Counter for sampling, ordered like store_fast_timestamp() reads it. */
@@ -95,6 +106,9 @@ struct fts__source {
 	int (*realtime)(void *ctx, int64_t *ns);
 	/* The health reads, right after; NULL: the real clocks. 0 or a negative errno. */
 	int (*clocks)(void *ctx, struct fts__clocks *v);
+	/* Clock k (enum fts__clk, not FTS__CLK_REALTIME) in ns, read inside a counter
+	 * bracket of its own; NULL: the real clocks. 0 or a negative errno. */
+	int (*read)(void *ctx, int k, int64_t *ns);
 	/* Wait about ns (the sampler's period). NULL: until the period's deadline on
 	 * CLOCK_MONOTONIC, or until a timerfd with TFD_TIMER_CANCEL_ON_SET fires. */
 	void (*wait)(void *ctx, int64_t ns);
@@ -146,18 +160,19 @@ int fts__clock_watch(void);
 /* Ready the history to convert counter values up to newest (see sample.c). */
 int fts__clock_prepare(uint64_t newest);
 struct fts__line;
-/* For the newest stamp x of a conversion, past the newest sample: a clock read now,
+/* Below, k is a clock (enum fts__clk): its history, its reads, its fresh line.
+ * For the newest stamp x of a conversion, past the newest sample: a clock read now,
  * after x, as a line for the bridge (clock.c) in *m; 1 if taken. When the clock left
  * the tail's extrapolation, a private history first takes a sample (x may then lie
  * inside it: 0). */
-int fts__clock_fresh(uint64_t x, struct fts__line *m);
+int fts__clock_fresh(int k, uint64_t x, struct fts__line *m);
 /* A clock read now, bracketed by counter reads, as a line at fwd's band (the bridge's
  * backward line): 0, or -1 (no read: the counter is faulty, or a read failed). */
-int fts__clock_read(const struct fts__line *fwd, struct fts__line *m);
+int fts__clock_read(int k, const struct fts__line *fwd, struct fts__line *m);
 /* After a read *m that agreed with fwd, taken after generation gen was read: if its
  * bracket is as narrow as the narrowest seen (a warm read), the epoch and the narrowest
  * of a few reads more make rule 12's line (fts__fresh_publish). */
-void fts__clock_line(const struct fts__line *fwd, const struct fts__line *rate,
+void fts__clock_line(int k, const struct fts__line *fwd, const struct fts__line *rate,
 		     const struct fts__line *m, unsigned gen, uint64_t chain_end);
 /* The source's timekeeping epoch now (struct fts__source's epoch). 0, or -1: not
  * known. */
@@ -171,7 +186,7 @@ int fts__clock_epoch(int64_t *e);
  * fts__fresh_gen() before the state the line was made from was looked at; chain_end:
  * the last counter value a line renewed from this one may bridge from (0: FRESH_CHAIN_NS
  * after the tail's key). */
-void fts__fresh_publish(const struct fts__line *tail, const struct fts__line *rate,
+void fts__fresh_publish(int k, const struct fts__line *tail, const struct fts__line *rate,
 			const struct fts__line *read, int64_t epoch, int64_t skew_ns, unsigned gen,
 			uint64_t chain_end);
 /* Drop the fresh line: the history, the source, a fault or the skew changed. */
@@ -182,7 +197,10 @@ unsigned fts__fresh_gen(void);
 struct fts__clock_view {
 	const struct fts_calib *cur, *old;
 };
-void fts__clock_view(struct fts__clock_view *v);
+void fts__clock_view(int k, struct fts__clock_view *v);
+/* 1 when the history in use holds clock k: a process's own holds every clock; the
+ * shared one (faststamp serve) CLOCK_REALTIME alone. */
+int fts__clock_holds(int k);
 /* Stop using the shared history (why: for fts_get_info); 1 if the clock left it. */
 int fts__clock_leave_shared(const char *why);
 /* Which history conversions use ("shared" or "process"), its path (the shared
@@ -201,7 +219,7 @@ int fts__clock_uses_hw(void);
 /* The kernel's clocksource now (through the source's seam). 0 or negative errno. */
 int fts__clock_clocksource(char *out, size_t len);
 uint64_t fts__clock_samples_taken(void);
-const struct fts_calib *fts__clock_history(void);
+const struct fts_calib *fts__clock_history(int k);
 struct fts__clock_state {
 	uint64_t samples_taken, steps, suspends;
 	int running, faulted;

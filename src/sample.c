@@ -84,6 +84,7 @@
 struct psample {
 	uint64_t b, a;          /* the counter around the realtime read */
 	int64_t rt;
+	struct fts__cbracket k[FTS__NCLK];   /* each other clock in a bracket of its own */
 	uint64_t hb, ha;        /* the counter around the health reads */
 	struct fts__clocks clk;
 	int cpu;                /* the CPU it was taken on, -1: not known */
@@ -107,9 +108,35 @@ static int hw_clocks(void *ctx, struct fts__clocks *v)
 	(void)ctx;
 	if ((rc = fts__now(CLOCK_REALTIME, &v->rt)) < 0 ||
 	    (rc = fts__now(CLOCK_MONOTONIC, &v->mono)) < 0 ||
-	    (rc = fts__now(CLOCK_BOOTTIME, &v->boot)) < 0)
+	    (rc = fts__now(CLOCK_BOOTTIME, &v->boot)) < 0 ||
+	    (rc = fts__now(CLOCK_MONOTONIC_RAW, &v->raw)) < 0)
 		return rc;
-	return fts__now(CLOCK_MONOTONIC_RAW, &v->raw);
+	return fts__now(CLOCK_TAI, &v->tai);
+}
+
+static int hw_clock(void *ctx, int k, int64_t *ns)
+{
+	(void)ctx;
+	return fts__now(fts__clk_id(k), ns);
+}
+
+static const clockid_t clk_ids[FTS__NCLK] = {
+	[FTS__CLK_REALTIME] = CLOCK_REALTIME, [FTS__CLK_TAI] = CLOCK_TAI,
+	[FTS__CLK_MONOTONIC] = CLOCK_MONOTONIC, [FTS__CLK_BOOTTIME] = CLOCK_BOOTTIME,
+	[FTS__CLK_RAW] = CLOCK_MONOTONIC_RAW,
+};
+
+int fts__clk_of(clockid_t id)
+{
+	for (int k = 0; k < FTS__NCLK; k++)
+		if (clk_ids[k] == id)
+			return k;
+	return -1;
+}
+
+clockid_t fts__clk_id(int k)
+{
+	return clk_ids[k];
 }
 
 /* CLOCK_REALTIME_COARSE is the clock at the kernel's last timekeeping update: every
@@ -121,7 +148,7 @@ FTS__HOT static int hw_epoch(void *ctx, int64_t *e)
 }
 
 static const struct fts__source hw_source = { .counter = hw_counter, .realtime = hw_realtime,
-					     .clocks = hw_clocks, .epoch = hw_epoch };
+					     .clocks = hw_clocks, .read = hw_clock, .epoch = hw_epoch };
 
 static int hw_cpus(void *ctx, cpu_set_t *set)
 {
@@ -154,8 +181,11 @@ static int hw_migrate(void *ctx, int cpu)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* all state below */
 static struct fts__source src = { .counter = hw_counter, .realtime = hw_realtime,
-				  .clocks = hw_clocks, .epoch = hw_epoch };
-static struct fts_calib *hist FTS__HOT_DATA;        /* set once; read with acquire */
+				  .clocks = hw_clocks, .read = hw_clock, .epoch = hw_epoch };
+/* One history a clock (enum fts__clk), fed by the same samples; set once, read with
+ * acquire. hist is CLOCK_REALTIME's, the one the process clock is judged by. */
+static struct fts_calib *hists[FTS__NCLK] FTS__HOT_DATA;
+#define hist hists[FTS__CLK_REALTIME]
 /* The machine's shared history (shared.h), while this process converts with it. */
 static struct fts__shared shared FTS__HOT_DATA;
 static int attached FTS__HOT_DATA;                  /* read with acquire: shared.view is in use */
@@ -376,10 +406,30 @@ static void next_cpu_locked(void)
 	}
 }
 
+/* The narrowest of tries brackets of clock k by the counter. 0 or a negative errno. */
+static int bracket_clock(int k, int tries, struct fts__cbracket *out)
+{
+	int got = 0, rc = -EAGAIN;
+
+	for (int i = 0; i < tries; i++) {
+		uint64_t b = src.counter(src.ctx), a;
+		int64_t ns;
+		rc = k == FTS__CLK_REALTIME ? src.realtime(src.ctx, &ns) : src.read(src.ctx, k, &ns);
+		a = src.counter(src.ctx);
+		if (rc < 0 || a < b)
+			continue;
+		if (!got || a - b < out->a - out->b) {
+			*out = (struct fts__cbracket){ .b = b, .a = a, .ns = ns };
+			got = 1;
+		}
+	}
+	return got ? 0 : rc < 0 ? rc : -EAGAIN;
+}
+
 static int take(struct psample *s)
 {
 	struct fts__cbracket r;
-	int rc = fts__cbracket_read(src.counter, src.realtime, src.ctx, SAMPLE_TRIES, &r);
+	int rc = bracket_clock(FTS__CLK_REALTIME, SAMPLE_TRIES, &r);
 
 	if (rc < 0)
 		return rc;
@@ -390,7 +440,13 @@ static int take(struct psample *s)
 	s->hb = src.counter(src.ctx);
 	rc = src.clocks(src.ctx, &s->clk);
 	s->ha = src.counter(src.ctx);
-	return rc < 0 ? rc : s->ha < s->hb ? -EAGAIN : 0;
+	if (rc < 0 || s->ha < s->hb)
+		return rc < 0 ? rc : -EAGAIN;
+	s->k[FTS__CLK_REALTIME] = r;
+	for (int k = FTS__CLK_REALTIME + 1; k < FTS__NCLK; k++)
+		if ((rc = bracket_clock(k, SAMPLE_TRIES, &s->k[k])) < 0)
+			return rc;
+	return 0;
 }
 
 static long double hmid(const struct psample *s)
@@ -420,13 +476,15 @@ static const char *cpu_note(const struct psample *s)
 /* What check() saw between the previous sample and this one. */
 struct seen {
 	int step, suspend;      /* the wall clock stepped; the machine slept */
+	int tai_step;           /* CLOCK_TAI stepped (a set, not a leap second) */
+	int ran_on;             /* the counter ran through the sleep (RAW did not) */
 	int64_t step_ns, suspend_ns;
 };
 
 /* Judge s against the previous sample (see the top of the file). */
 static enum verdict check(const struct psample *s, struct seen *e, char *why, size_t len)
 {
-	long double ws, wl, npt, noise, dsusp, dstep, dc, draw;
+	long double ws, wl, npt, noise, dsusp, dstep, dtai, dc, draw;
 	int ran_on = 0;
 
 	*e = (struct seen){ 0 };
@@ -448,6 +506,7 @@ static enum verdict check(const struct psample *s, struct seen *e, char *why, si
 	noise = (ws + wl) * npt + FAULT_SLACK_NS;
 	dsusp = (long double)((s->clk.boot - s->clk.mono) - (last.clk.boot - last.clk.mono));
 	dstep = (long double)((s->clk.rt - s->clk.boot) - (last.clk.rt - last.clk.boot));
+	dtai = (long double)((s->clk.tai - s->clk.boot) - (last.clk.tai - last.clk.boot));
 	if (ticks_per_ns > 0) {
 		long double expect = draw * ticks_per_ns;
 		long double tol = expect * (FAULT_PPM * 1e-6L + ticks_per_ns_err) + ws + wl +
@@ -477,6 +536,8 @@ static enum verdict check(const struct psample *s, struct seen *e, char *why, si
 	}
 	e->suspend = dsusp > SUSPEND_MIN_NS + noise;
 	e->step = fabsl(dstep) > STEP_MIN_NS + noise;
+	e->tai_step = fabsl(dtai) > STEP_MIN_NS + noise;
+	e->ran_on = ran_on;
 	e->suspend_ns = (int64_t)dsusp;
 	e->step_ns = (int64_t)dstep;
 	suspends_seen += (uint64_t)e->suspend;
@@ -599,11 +660,13 @@ static int sample_locked(const char *why)
 
 	if (faulted)
 		return -EIO;
-	if (!hist) {
-		struct fts_calib *c = fts_calib_new();
-		if (!c)
-			return -ENOMEM;
-		__atomic_store_n(&hist, c, __ATOMIC_RELEASE);
+	for (int k = 0; k < FTS__NCLK; k++) {
+		if (!hists[k]) {
+			struct fts_calib *c = fts_calib_new();
+			if (!c)
+				return -ENOMEM;
+			__atomic_store_n(&hists[k], c, __ATOMIC_RELEASE);
+		}
 	}
 	if ((rc = take(&s)) < 0)
 		return rc;
@@ -631,6 +694,14 @@ static int sample_locked(const char *why)
 	brk = e.step || e.suspend;
 	if (v != FAULT_DROP && fts__calib_add_sample(hist, s.b, s.rt, s.a, brk) < 0 && v == HEALTHY)
 		return -EAGAIN;
+	/* Each other clock is told of the events that move it against the counter: a set
+	 * of the wall clock moves TAI (a leap second does not), a sleep BOOTTIME (and TAI),
+	 * a counter that ran through a sleep MONOTONIC and MONOTONIC_RAW, which stopped. */
+	for (int k = FTS__CLK_REALTIME + 1; v != FAULT_DROP && k < FTS__NCLK; k++) {
+		int kbrk = k == FTS__CLK_TAI ? e.tai_step || e.suspend :
+			   k == FTS__CLK_BOOTTIME ? e.suspend : e.ran_on;
+		fts__calib_add_sample(hists[k], s.k[k].b, s.k[k].ns, s.k[k].a, kbrk);
+	}
 	if (v != FAULT_DROP)
 		record_sample(&s, brk ? FTS__SAMPLE_STEP : 0);
 	if (e.step)
@@ -1016,7 +1087,7 @@ FTS__HOT int fts__clock_prepare(uint64_t newest)
 		rc = sample_locked(NULL);
 	pthread_mutex_unlock(&lock);
 	/* A failed refresh still leaves an extrapolation, if there is a history. */
-	if (rc < 0 && fts_calib_count(fts__clock_history()) >= 2)
+	if (rc < 0 && fts_calib_count(fts__clock_history(FTS__CLK_REALTIME)) >= 2)
 		rc = 0;
 	return rc;
 }
@@ -1024,7 +1095,7 @@ FTS__HOT int fts__clock_prepare(uint64_t newest)
 /* A clock read now, bracketed by counter reads, as a line at the tail's band: what the
  * clock read at a counter value before it lies within its bound, if the clock kept the
  * band since (the bridge in clock.c). */
-FTS__HOT static int fresh_read(const struct fts__line *tail, struct fts__line *m)
+FTS__HOT static int fresh_read(int k, const struct fts__line *tail, struct fts__line *m)
 {
 	uint64_t b, a;
 	int64_t rt;
@@ -1034,14 +1105,14 @@ FTS__HOT static int fresh_read(const struct fts__line *tail, struct fts__line *m
 	 * around the clock read), the one after is ordered. */
 	if (src.counter == hw_counter) {
 		b = fts__counter_read_relaxed() & ~FTS_STAMP_CLOCK_TAG;
-		if (fts__now(CLOCK_REALTIME, &rt) < 0)
+		if (fts__now(fts__clk_id(k), &rt) < 0)
 			return -1;
 		a = fts__counter_read() & ~FTS_STAMP_CLOCK_TAG;
 	} else
 #endif
 	{
 		b = src.counter(src.ctx);
-		if (src.realtime(src.ctx, &rt) < 0)
+		if ((k == FTS__CLK_REALTIME ? src.realtime(src.ctx, &rt) : src.read(src.ctx, k, &rt)) < 0)
 			return -1;
 		a = src.counter(src.ctx);
 	}
@@ -1059,13 +1130,14 @@ FTS__HOT static int fresh_read(const struct fts__line *tail, struct fts__line *m
 /* Is this read's bound narrow enough to serve the next stamps (rule 12)? Within twice
  * the narrowest seen: the first read after idle is slow, its bracket wide, and a line
  * through it would carry that uncertainty for milliseconds. */
-FTS__HOT static int fresh_narrow(uint64_t err)
+FTS__HOT static int fresh_narrow(int k, uint64_t err)
 {
-	static uint64_t narrowest FTS__HOT_DATA = UINT64_MAX;
-	uint64_t n = __atomic_load_n(&narrowest, __ATOMIC_RELAXED);
+	static uint64_t narrowest[FTS__NCLK] FTS__HOT_DATA = {
+		UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX };
+	uint64_t n = __atomic_load_n(&narrowest[k], __ATOMIC_RELAXED);
 
 	if (err < n)
-		__atomic_store_n(&narrowest, n = err, __ATOMIC_RELAXED);
+		__atomic_store_n(&narrowest[k], n = err, __ATOMIC_RELAXED);
 	return err <= 2 * n;
 }
 
@@ -1074,13 +1146,13 @@ FTS__HOT int fts__clock_epoch(int64_t *e)
 	return src.epoch && src.epoch(src.ctx, e) == 0 ? 0 : -1;
 }
 
-FTS__HOT int fts__clock_read(const struct fts__line *fwd, struct fts__line *m)
+FTS__HOT int fts__clock_read(int k, const struct fts__line *fwd, struct fts__line *m)
 {
 	/* a counter found faulty is not read again */
-	return __atomic_load_n(&faulted, __ATOMIC_RELAXED) ? -1 : fresh_read(fwd, m);
+	return __atomic_load_n(&faulted, __ATOMIC_RELAXED) ? -1 : fresh_read(k, fwd, m);
 }
 
-FTS__HOT void fts__clock_line(const struct fts__line *fwd, const struct fts__line *rate,
+FTS__HOT void fts__clock_line(int k, const struct fts__line *fwd, const struct fts__line *rate,
 			      const struct fts__line *m, unsigned gen, uint64_t chain_end)
 {
 	struct fts__line best, again;
@@ -1089,37 +1161,41 @@ FTS__HOT void fts__clock_line(const struct fts__line *fwd, const struct fts__lin
 	/* The epoch before the reads the line is made from: the first read after idle
 	 * (not narrow, so no line) reads no more than the clock. The line serves
 	 * milliseconds of stamps: the narrowest of a few reads. */
-	if (!fresh_narrow(m->err) || fts__clock_epoch(&epoch) < 0)
+	if (!fresh_narrow(k, m->err) || fts__clock_epoch(&epoch) < 0)
 		return;
 	best.err = UINT64_MAX;
 	for (int i = 0; i < FRESH_TRIES; i++)
-		if (fresh_read(fwd, &again) == 0 && again.err < best.err)
+		if (fresh_read(k, fwd, &again) == 0 && again.err < best.err)
 			best = again;
-	if (best.err != UINT64_MAX && fresh_narrow(best.err))
-		fts__fresh_publish(fwd, rate, &best, epoch, fts__clock_skew_ns(), gen, chain_end);
+	if (best.err != UINT64_MAX && fresh_narrow(k, best.err))
+		fts__fresh_publish(k, fwd, rate, &best, epoch, fts__clock_skew_ns(), gen, chain_end);
 }
 
-/* The sampler after each round: rule 12's line from the new tail, so that conversions
- * renew it (clock.c) without the history's pages. */
+/* The sampler after each round: rule 12's line from each clock's new tail, so that
+ * conversions renew it (clock.c) without the history's pages. */
 static void fresh_rebase(void)
 {
-	const struct fts_calib *h = fts__clock_history();
-	unsigned gen = fts__fresh_gen();
-	struct fts__line tail, m, seg;
-	int64_t p, bound;
-	uint64_t newest;
+	for (int k = 0; k < FTS__NCLK; k++) {
+		const struct fts_calib *h = fts__clock_history(k);
+		unsigned gen = fts__fresh_gen();
+		struct fts__line tail, m, seg;
+		int64_t p, bound;
+		uint64_t newest;
 
-	if (!h || __atomic_load_n(&faulted, __ATOMIC_RELAXED) ||
-	    !(newest = fts__calib_newest_counter(h)) || fts__calib_find(h, newest + 1, &tail) != 1 ||
-	    fresh_read(&tail, &m) < 0 || fts__line_convert(&tail, 1, m.c0, &p, &bound) < 0 ||
-	    (p > m.r0 ? p - m.r0 : m.r0 - p) > bound + (int64_t)m.err)
-		return;
-	fts__clock_line(&tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL, &m, gen, 0);
+		if (!h || __atomic_load_n(&faulted, __ATOMIC_RELAXED) ||
+		    !(newest = fts__calib_newest_counter(h)) ||
+		    fts__calib_find(h, newest + 1, &tail) != 1 || fresh_read(k, &tail, &m) < 0 ||
+		    fts__line_convert(&tail, 1, m.c0, &p, &bound) < 0 ||
+		    (p > m.r0 ? p - m.r0 : m.r0 - p) > bound + (int64_t)m.err)
+			continue;
+		fts__clock_line(k, &tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL, &m,
+				gen, 0);
+	}
 }
 
-FTS__HOT int fts__clock_fresh(uint64_t x, struct fts__line *m)
+FTS__HOT int fts__clock_fresh(int k, uint64_t x, struct fts__line *m)
 {
-	const struct fts_calib *h = fts__clock_history();
+	const struct fts_calib *h = fts__clock_history(k);
 	struct fts__line tail;
 	int64_t p, bound;
 
@@ -1130,7 +1206,7 @@ FTS__HOT int fts__clock_fresh(uint64_t x, struct fts__line *m)
 
 		/* a counter found faulty is not read again: the tail alone */
 		if (__atomic_load_n(&faulted, __ATOMIC_RELAXED) ||
-		    fts__calib_find(h, x, &tail) <= 0 || fresh_read(&tail, m) < 0)
+		    fts__calib_find(h, x, &tail) <= 0 || fresh_read(k, &tail, m) < 0)
 			return 0;   /* inside the history; or nothing to read: the tail alone */
 		/* Did the clock keep the extrapolation? Then the bridge's estimate is the tail's,
 		 * and the read serves the stamps after it (rule 12). */
@@ -1139,15 +1215,15 @@ FTS__HOT int fts__clock_fresh(uint64_t x, struct fts__line *m)
 		kept = (p > m->r0 ? p - m->r0 : m->r0 - p) <= bound + (int64_t)m->err;
 		if (kept) {
 			struct fts__line seg;
-			fts__clock_line(&tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL,
+			fts__clock_line(k, &tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL,
 					m, gen, 0);
 		}
-		if (kept || round || h != hist)
+		if (kept || round || h != hists[k])
 			return 1;
 		/* It left it (a step, a new rate): a sample now, so that x lies inside the
 		 * history, between samples that hold the change. */
 		pthread_mutex_lock(&lock);
-		if (fts__calib_newest_counter(hist) < x)
+		if (fts__calib_newest_counter(hists[k]) < x)
 			sample_locked(NULL);
 		pthread_mutex_unlock(&lock);
 	}
@@ -1181,7 +1257,7 @@ int fts_clock_save(int fd)
 	clock_id(&h, 1);   /* outside the lock: it may measure the frequency (10 ms) */
 	pthread_mutex_lock(&lock);
 	{
-		const struct fts_calib *c = fts__clock_history();
+		const struct fts_calib *c = fts__clock_history(FTS__CLK_REALTIME);
 		rc = c && fts_calib_count(c) >= 2 ? fts__calib_save_head(c, fd, &h) : -ENODATA;
 	}
 	pthread_mutex_unlock(&lock);
@@ -1357,8 +1433,11 @@ void fts__clock_set_source(const struct fts__source *s)
 	__atomic_store_n(&running, 0, __ATOMIC_RELAXED);
 	if (!src.clocks)
 		src.clocks = hw_clocks;
-	if (hist)
-		fts__calib_reset(hist);
+	for (int k = 0; k < FTS__NCLK; k++)
+		if (hists[k])
+			fts__calib_reset(hists[k]);
+	if (!src.read)
+		src.read = hw_clock;
 	have_last = 0;
 	ticks_per_ns = ticks_per_ns_err = 0;
 	__atomic_store_n(&period_ticks, 0, __ATOMIC_RELAXED);
@@ -1406,17 +1485,23 @@ uint64_t fts__clock_samples_taken(void)
 	return __atomic_load_n(&taken, __ATOMIC_RELAXED);
 }
 
-FTS__HOT const struct fts_calib *fts__clock_history(void)
+FTS__HOT const struct fts_calib *fts__clock_history(int k)
 {
 	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
-		return shared.view;
-	return __atomic_load_n(&hist, __ATOMIC_ACQUIRE);
+		return k == FTS__CLK_REALTIME ? shared.view : NULL;
+	return __atomic_load_n(&hists[k], __ATOMIC_ACQUIRE);
 }
 
-FTS__HOT void fts__clock_view(struct fts__clock_view *v)
+FTS__HOT void fts__clock_view(int k, struct fts__clock_view *v)
 {
-	v->cur = fts__clock_history();
-	v->old = v->cur == shared.view ? NULL : __atomic_load_n(&frozen, __ATOMIC_ACQUIRE);
+	v->cur = fts__clock_history(k);
+	v->old = k != FTS__CLK_REALTIME || v->cur == shared.view ? NULL :
+		 __atomic_load_n(&frozen, __ATOMIC_ACQUIRE);
+}
+
+int fts__clock_holds(int k)
+{
+	return k == FTS__CLK_REALTIME || !__atomic_load_n(&attached, __ATOMIC_ACQUIRE);
 }
 
 void fts__clock_sharing(char *source, size_t slen, char *path, size_t plen, char *note,

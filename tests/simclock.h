@@ -20,6 +20,7 @@ struct simclock {
 	struct sim mono;      /* monotonic: the same rates, no steps, no suspends */
 	struct sim raw;       /* monotonic raw: the counter's nominal rate, no suspends */
 	int64_t boot_extra;   /* boottime - monotonic: time spent suspended */
+	int64_t tai_off;      /* tai - realtime: moved by a leap second alone */
 	int64_t epoch;        /* the kernel's timekeeping epoch: changes of the realtime
 			       * line (steps, slews, suspends) counted */
 	int no_epoch;         /* the epoch seam says it is not known */
@@ -139,6 +140,28 @@ static inline int simc_realtime(void *ctx, int64_t *ns)
 	return 0;
 }
 
+/* What clock k (enum fts__clk) reads at true tick t. */
+static inline int64_t simc_truth_of(int k, uint64_t t)
+{
+	switch (k) {
+	case FTS__CLK_TAI: return sim_truth(&simc.rt, t) + simc.tai_off;
+	case FTS__CLK_MONOTONIC: return sim_truth(&simc.mono, t);
+	case FTS__CLK_BOOTTIME: return sim_truth(&simc.mono, t) + simc.boot_extra;
+	case FTS__CLK_RAW: return sim_truth(&simc.raw, t);
+	default: return sim_truth(&simc.rt, t);
+	}
+}
+
+static inline int simc_read(void *ctx, int k, int64_t *ns)
+{
+	(void)ctx;
+	if (simc.fail)
+		return -EIO;
+	simc_tick();
+	*ns = simc_truth_of(k, simc.t);
+	return 0;
+}
+
 static inline int simc_clocks(void *ctx, struct fts__clocks *v)
 {
 	if (simc_realtime(ctx, &v->rt) < 0)
@@ -148,6 +171,8 @@ static inline int simc_clocks(void *ctx, struct fts__clocks *v)
 	v->boot = v->mono + simc.boot_extra;
 	simc_tick();
 	v->raw = sim_truth(&simc.raw, simc.t);
+	simc_tick();
+	v->tai = simc_truth_of(FTS__CLK_TAI, simc.t);
 	return 0;
 }
 
@@ -290,7 +315,7 @@ static inline int simc_stop_thread(void)
 static inline void simc_use_source(uint64_t seed, long double ppm, int no_thread)
 {
 	struct fts__source s = { .counter = simc_counter, .realtime = simc_realtime,
-				 .clocks = simc_clocks, .wait = simc_wait, .sleep = simc_sleep, .epoch = simc_epoch,
+				 .clocks = simc_clocks, .read = simc_read, .wait = simc_wait, .sleep = simc_sleep, .epoch = simc_epoch,
 				 .clocksource = simc_clocksource, .ctx = &simc, .no_thread = no_thread };
 	struct fts_info in = { .size = sizeof(in) };
 	long double rate = 1 / 2.6L * (1 + ppm * 1e-6L);
@@ -304,6 +329,7 @@ static inline void simc_use_source(uint64_t seed, long double ppm, int no_thread
 	sim_init(&simc.rt, 0, 1798761600e9L, rate, seed);
 	sim_init(&simc.mono, 0, 5e12L, rate, seed + 1);
 	sim_init(&simc.raw, 0, 5e12L, 1 / 2.6L, seed + 2);
+	simc.tai_off = 37000000000;
 	fts_get_info(&in);   /* the kernel's, until a test changes it */
 	snprintf(simc.clocksource, sizeof(simc.clocksource), "%s", in.clocksource);
 	fts__clock_set_source(&s);
@@ -320,6 +346,14 @@ static inline void simc_step(long double step)
 {
 	sim_change(&simc.rt, simc.t, simc.rt.rate[simc.rt.n - 1], step);
 	simc.epoch++;
+}
+
+/* A leap second (inserted: dir 1; deleted: -1): realtime steps back by dir s, TAI and
+ * the monotonic clocks run on. */
+static inline void simc_leap(int dir)
+{
+	simc_step(-1e9L * dir);
+	simc.tai_off += 1000000000LL * dir;
 }
 
 /* A slew: both realtime and monotonic change rate by ppm against the nominal. */
@@ -365,7 +399,7 @@ static inline void simc_counter_fault(uint64_t start, uint64_t num, uint64_t den
 static inline void simc_use_cpus(uint64_t seed, int ncpu)
 {
 	struct fts__source s = { .counter = simc_counter, .realtime = simc_realtime,
-				 .clocks = simc_clocks, .sleep = simc_sleep, .epoch = simc_epoch,
+				 .clocks = simc_clocks, .read = simc_read, .sleep = simc_sleep, .epoch = simc_epoch,
 				 .clocksource = simc_clocksource, .cpus = simc_cpus,
 				 .warp = simc_warp, .migrate = simc_migrate,
 				 .relation = FTS__CS_FROM_COUNTER, .ctx = &simc, .no_thread = 1 };

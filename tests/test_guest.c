@@ -116,7 +116,7 @@ static void fork_while_converting(void **unused)
 			int64_t ns, err;
 			alarm(2);   /* a child stuck on a lock or a half-written history */
 			/* the history as the fork left it: no add half done */
-			if (!fts__calib_in_sync(fts__clock_history()))
+			if (!fts__calib_in_sync(fts__clock_history(FTS__CLK_REALTIME)))
 				_exit(2);
 			fts__clock_sample();   /* the child's own samples go on */
 			store_fast_timestamp(&s);

@@ -260,9 +260,9 @@ static void client(const fast_timestamp_t *st, struct answers *a)
 	assert_int_equal(fts_convert(&st[0], &a->ns[0], &a->err[0]), 0);
 	a->first_ns = mono() - t0;
 	a->shm_kib = shm_rss_kib() - kib;
-	a->state[0] = fts__calib_newest_counter(fts__clock_history());
+	a->state[0] = fts__calib_newest_counter(fts__clock_history(FTS__CLK_REALTIME));
 	assert_int_equal(fts_convert_array(st, N, a->ns, a->err), 0);
-	a->state[1] = fts__calib_newest_counter(fts__clock_history());
+	a->state[1] = fts__calib_newest_counter(fts__clock_history(FTS__CLK_REALTIME));
 	assert_int_equal(fts_get_info(&in), 0);
 	snprintf(a->source, sizeof(a->source), "%s", in.history_source);
 	a->threads = threads() - before;

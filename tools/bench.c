@@ -285,7 +285,7 @@ static int wait_inside(fast_timestamp_t stamp, int64_t max_ns)
 	int64_t until = fts_tool_now(CLOCK_MONOTONIC) + max_ns;
 	uint64_t lo, hi = 0;
 
-	while ((fts_calib_range(fts__clock_history(), &lo, &hi) < 0 || hi < stamp) &&
+	while ((fts_calib_range(fts__clock_history(FTS__CLK_REALTIME), &lo, &hi) < 0 || hi < stamp) &&
 	       fts_tool_now(CLOCK_MONOTONIC) < until) {
 		struct timespec ms = { 0, 1000000 };
 		nanosleep(&ms, NULL);
