@@ -299,6 +299,13 @@ struct fts_info {
 	int64_t cpu_skew_ns;     /* added to every counter stamp's bound for offsets between
 				  * CPUs: 0 unless the warp test saw the counter go back;
 				  * -1 while the test could not run */
+	/* The other clocks fts_convert_clock() converts to, against CLOCK_REALTIME now:
+	 * each clock's reading minus CLOCK_REALTIME's, ns, read between two CLOCK_REALTIME
+	 * reads (to within their few tens of ns; 0 if a read failed). */
+	int64_t tai_offset_ns;   /* CLOCK_TAI: the TAI-UTC offset (leap seconds) */
+	int64_t mono_offset_ns;  /* CLOCK_MONOTONIC: moved by every set of the wall clock */
+	int64_t boot_offset_ns;  /* CLOCK_BOOTTIME: that, plus the time spent suspended */
+	int64_t raw_offset_ns;   /* CLOCK_MONOTONIC_RAW: drifts at NTP's correction */
 };
 
 /* The least info->size fts_get_info() accepts: the fields up to env_ignored. */

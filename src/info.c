@@ -15,8 +15,28 @@ static const size_t field_end[] = {
 	END(sampler_running), END(steps_seen), END(suspends_seen), END(step_window_ns),
 	END(clock_synced), END(clock_esterror_ns), END(clock_maxerror_ns),
 	END(history_source), END(history_path), END(history_note), END(proof), END(cpu_skew_ns),
+	END(tai_offset_ns), END(mono_offset_ns), END(boot_offset_ns), END(raw_offset_ns),
 };
-_Static_assert(END(cpu_skew_ns) == sizeof(struct fts_info), "field_end lists every field");
+_Static_assert(END(raw_offset_ns) == sizeof(struct fts_info), "field_end lists every field");
+
+/* Clock id's reading minus CLOCK_REALTIME's at the same moment: the narrowest of a few
+ * brackets of two CLOCK_REALTIME reads, at their middle. 0 if a read failed. */
+static int64_t offset_of(clockid_t id)
+{
+	int64_t best = 0, width = INT64_MAX;
+
+	for (int i = 0; i < 5; i++) {
+		int64_t a, x, b;
+		if (fts__now(CLOCK_REALTIME, &a) < 0 || fts__now(id, &x) < 0 ||
+		    fts__now(CLOCK_REALTIME, &b) < 0 || b < a)
+			continue;
+		if (b - a < width) {
+			width = b - a;
+			best = x - (a + (b - a) / 2);
+		}
+	}
+	return best;
+}
 
 /* The bytes to copy for a caller's struct of size bytes: whole fields only, so a
  * caller built against an older header gets the fields it knows, and a size that ends
@@ -80,6 +100,10 @@ int fts_get_info(struct fts_info *info)
 	v.step_window_ns = cs.ambiguous_ns;
 	snprintf(v.proof, sizeof(v.proof), "%s", cs.proof);
 	v.cpu_skew_ns = cs.skew_ns;
+	v.tai_offset_ns = offset_of(CLOCK_TAI);
+	v.mono_offset_ns = offset_of(CLOCK_MONOTONIC);
+	v.boot_offset_ns = offset_of(CLOCK_BOOTTIME);
+	v.raw_offset_ns = offset_of(CLOCK_MONOTONIC_RAW);
 	/* How far the system clock itself may be from true time, by the kernel's NTP
 	 * state: information beside the bound, which is to what the clock read. */
 	int st = adjtimex(&tx);

@@ -353,6 +353,44 @@ OP(op_store_convert)
 	}
 }
 
+/* The same on another clock (fts_convert_clock): set by the pairs below. */
+OP(op_convert_mono)
+{
+	int64_t ns;
+	for (size_t i = 0; i < n; i++) {
+		fts_convert_clock(&B.recent[i & (NREC - 1)], CLOCK_MONOTONIC, &ns, NULL);
+		sink = ns;
+	}
+}
+
+OP(op_convert_raw)
+{
+	int64_t ns;
+	for (size_t i = 0; i < n; i++) {
+		fts_convert_clock(&B.recent[i & (NREC - 1)], CLOCK_MONOTONIC_RAW, &ns, NULL);
+		sink = ns;
+	}
+}
+
+OP(op_store_convert_mono)
+{
+	int64_t ns, err;
+	for (size_t i = 0; i < n; i++) {
+		fast_timestamp_t s;
+		store_fast_timestamp(&s);
+		fts_convert_clock(&s, CLOCK_MONOTONIC, &ns, &err);
+		sink = ns + err;
+	}
+}
+
+OP(op_convert_batch_mono)
+{
+	for (size_t i = 0; i < n; i += BATCH) {
+		fts_convert_array_clock(&B.recent[i & (NREC - 1)], BATCH, CLOCK_MONOTONIC, B.ns, NULL);
+		sink = B.ns[BATCH - 1];
+	}
+}
+
 OP(op_convert_batch)
 {
 	for (size_t i = 0; i < n; i += BATCH) {
@@ -464,6 +502,13 @@ static struct op ops[] = {
 	{ "convert_batch_old", "fts_convert_array/stamp, old random", op_convert_batch_old, NULL, BATCH, 1, 0, 0, 0, 0, 0 },
 	{ "diff", "fts_diff_ns", op_diff, prep_recent, 1, 1, 0, 0, 0, 0, 0 },
 	{ "store_convert", "store + fts_convert at once", op_store_convert, NULL, 1, 1, 0, 0, 0, 0, 0 },
+	/* Other clocks (fts_convert_clock), against their CLOCK_REALTIME rows (clock_pairs) */
+	{ "convert_monotonic", "fts_convert_clock MONOTONIC, inside", op_convert_mono, prep_inside, 1, 1, 0, 0, 0, 0, 0 },
+	{ "convert_raw", "fts_convert_clock MONOTONIC_RAW, inside", op_convert_raw, prep_inside, 1, 1, 0, 0, 0, 0, 0 },
+	{ "convert_recent_monotonic", "fts_convert_clock MONOTONIC, past newest", op_convert_mono, prep_recent, 1, 1, 0, 0, 0, 0, 0 },
+	{ "convert_batch_monotonic", "..._array_clock/stamp MONOTONIC, inside", op_convert_batch_mono, prep_inside, BATCH, 1, 0, 0, 0, 0, 0 },
+	{ "convert_batch_fresh_monotonic", "..._array_clock/stamp MONOTONIC, fresh", op_convert_batch_mono, prep_fresh, BATCH, 1, 0, 0, 0, 0, 0 },
+	{ "store_convert_monotonic", "store + fts_convert_clock MONOTONIC", op_store_convert_mono, NULL, 1, 1, 0, 0, 0, 0, 0 },
 	/* Shown with the history figures; available once the day is built. */
 	{ "calib_convert_day", "fts_calib_convert + bound, random stamp", op_calib_convert_day, NULL, 1, 0, 0, 0, 0, 0, 0 },
 	{ "calib_convert_recent", "fts_calib_convert + bound, last second", op_calib_convert_recent, NULL, 1, 0, 0, 0, 0, 0, 0 },
@@ -564,6 +609,18 @@ static struct scale scales[] = {
 	{ "convert", "fts_convert, inside history", 0, 0, 0 },
 };
 #define NSCALES (sizeof(scales) / sizeof(scales[0]))
+
+/* Another clock's conversion against the same on CLOCK_REALTIME: at most this ratio. */
+#define CLOCK_RATIO_MAX 1.2
+static const struct { const char *other, *rt; } clock_pairs[] = {
+	{ "convert_monotonic", "convert" },
+	{ "convert_raw", "convert" },
+	{ "convert_recent_monotonic", "convert_recent" },
+	{ "convert_batch_monotonic", "convert_batch" },
+	{ "convert_batch_fresh_monotonic", "convert_batch_fresh" },
+	{ "store_convert_monotonic", "store_convert" },
+};
+#define NPAIRS (sizeof(clock_pairs) / sizeof(clock_pairs[0]))
 
 /* Two CPUs this process may use, or -1. */
 static int two_cpus(int *a, int *b)
@@ -2588,6 +2645,12 @@ int fts_tool_bench(int argc, char **argv)
 			snprintf(k, sizeof(k), "%s_ratio_clock_gettime", ops[i].key);
 			json_num(k, ops[i].p50 / cg->p50, &f);
 		}
+		for (size_t i = 0; i < NPAIRS; i++) {
+			const struct op *a = find_op(clock_pairs[i].other), *b = find_op(clock_pairs[i].rt);
+			char k[80];
+			snprintf(k, sizeof(k), "%s_ratio_realtime", a->key);
+			json_num(k, a->avail && b->avail ? a->p50 / b->p50 : NAN, &f);
+		}
 		json_num("convert_inside_stamps_inside", B.inside, &f);
 		json_num("first_conversion_ns", first_p[1], &f);
 		json_num("first_conversion_min_ns", first_p[0], &f);
@@ -2622,6 +2685,13 @@ int fts_tool_bench(int argc, char **argv)
 				print_op(&ops[i], cg);
 		if (!B.inside)
 			printf("  (NOT inside: the \"inside history\" stamps had no sample after them in 0.5 s)\n");
+		printf("  another clock against CLOCK_REALTIME, median ratio (target <= %.1f):", CLOCK_RATIO_MAX);
+		for (size_t i = 0; i < NPAIRS; i++) {
+			const struct op *a = find_op(clock_pairs[i].other), *b = find_op(clock_pairs[i].rt);
+			if (a->avail && b->avail)
+				printf("%s %s %.2f", i % 3 ? "," : "\n   ", a->key, a->p50 / b->p50);
+		}
+		printf("\n");
 		if (firsts)
 			printf("  %-42s %8.0f %8.0f %8.0f  (min/max of %d fresh processes)\n",
 			       "first fts_convert in a process", first_p[1], first_p[0], first_p[2],

@@ -68,6 +68,10 @@ int fts_tool_info(int argc, char **argv)
 	       "of ambiguity %.0f us\n",
 	       (unsigned long long)in.steps_seen, (unsigned long long)in.suspends_seen,
 	       (double)in.step_window_ns / 1e3);
+	printf("other clocks:  minus CLOCK_REALTIME now: TAI %+.9f s, MONOTONIC %+.9f s, "
+	       "BOOTTIME %+.9f s, MONOTONIC_RAW %+.9f s\n", (double)in.tai_offset_ns / 1e9,
+	       (double)in.mono_offset_ns / 1e9, (double)in.boot_offset_ns / 1e9,
+	       (double)in.raw_offset_ns / 1e9);
 	if (in.clock_esterror_ns >= 0)
 		printf("system clock:  %s; kernel's estimated error %.3f ms, maximum %.3f ms (adjtimex)\n",
 		       in.clock_synced ? "synchronised" : "NOT synchronised",
