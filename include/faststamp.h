@@ -225,10 +225,11 @@ FTS__API int fts_convert_array(const fast_timestamp_t *stamps, size_t n, int64_t
  * those while REALTIME's covers both sides; a suspend widens only the clocks it
  * moves against the counter (REALTIME, TAI and BOOTTIME where the counter stopped,
  * MONOTONIC and MONOTONIC_RAW where it ran on); a leap second moves REALTIME, not TAI.
+ * Through the machine's shared history too: `faststamp serve` publishes every clock's.
  * Returns 0, or -1 with errno as fts_convert, and: EINVAL (another clock); ENOTSUP for
  * a clock other than CLOCK_REALTIME when the stamp is a tagged CLOCK_REALTIME reading
- * (generic backend, or after a counter fault) or the history in use is the machine's
- * shared one (faststamp serve publishes CLOCK_REALTIME's alone).
+ * (generic backend, or after a counter fault), or the shared history in use is an
+ * earlier build's publisher's, which holds CLOCK_REALTIME's alone.
  * Cost: 1.0-1.1x fts_convert's for the same stamp, single or batched (faststamp
  * bench, 2-vCPU kvm-clock VM). Memory: a history a clock, each as CLOCK_REALTIME's
  * (MONOTONIC_RAW's, which no slew moves, keeps few segments). Thread-safe, not

@@ -190,7 +190,7 @@ static struct fts_calib *hists[FTS__NCLK] FTS__HOT_DATA;
 static struct fts__shared shared FTS__HOT_DATA;
 static int attached FTS__HOT_DATA;                  /* read with acquire: shared.view is in use */
 static int attach_tried;
-static struct fts_calib *frozen FTS__HOT_DATA;      /* a copy of the shared history, taken on leaving */
+static struct fts_calib *frozen[FTS__NCLK] FTS__HOT_DATA;   /* copies of the shared histories, taken on leaving */
 static char shared_path[256];         /* the shared history looked for */
 static char shared_note[240];         /* why it is not used, "" while it is */
 /* A publisher (faststamp serve): the history lies in its sealed memory (shared.h). */
@@ -1039,7 +1039,9 @@ int fts__clock_leave_shared(const char *why)
 	if (attached) {
 		/* What was converted with it converts the same from the copy. Readers that
 		 * still hold the view read on: the mapping stays. */
-		frozen = fts__calib_copy(shared.view);
+		for (int k = 0; k < FTS__NCLK; k++)
+			if (shared.views[k])
+				frozen[k] = fts__calib_copy(shared.views[k]);
 		snprintf(shared_note, sizeof(shared_note), "left %.60s: %.160s", shared_path, why);
 		__atomic_store_n(&attached, 0, __ATOMIC_RELEASE);
 		fts__fresh_drop();
@@ -1488,20 +1490,20 @@ uint64_t fts__clock_samples_taken(void)
 FTS__HOT const struct fts_calib *fts__clock_history(int k)
 {
 	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
-		return k == FTS__CLK_REALTIME ? shared.view : NULL;
+		return shared.views[k];
 	return __atomic_load_n(&hists[k], __ATOMIC_ACQUIRE);
 }
 
 FTS__HOT void fts__clock_view(int k, struct fts__clock_view *v)
 {
 	v->cur = fts__clock_history(k);
-	v->old = k != FTS__CLK_REALTIME || v->cur == shared.view ? NULL :
-		 __atomic_load_n(&frozen, __ATOMIC_ACQUIRE);
+	v->old = v->cur && v->cur == shared.views[k] ? NULL :
+		 __atomic_load_n(&frozen[k], __ATOMIC_ACQUIRE);
 }
 
 int fts__clock_holds(int k)
 {
-	return k == FTS__CLK_REALTIME || !__atomic_load_n(&attached, __ATOMIC_ACQUIRE);
+	return !__atomic_load_n(&attached, __ATOMIC_ACQUIRE) || shared.views[k];
 }
 
 void fts__clock_sharing(char *source, size_t slen, char *path, size_t plen, char *note,
@@ -1538,14 +1540,18 @@ int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t er
 		pthread_mutex_unlock(&lock);
 		return -1;
 	}
-	if (fts__publisher_open(&pub, path, &id, (uint64_t)interval_ns, dircap, len, &region, err,
-				errlen) < 0) {
+	if (fts__publisher_open(&pub, path, &id, (uint64_t)interval_ns, dircap, len, FTS__NCLK,
+				&region, err, errlen) < 0) {
 		pthread_mutex_unlock(&lock);
 		return -1;
 	}
 	period_ns = interval_ns;
-	hist = fts__calib_new_at(NULL, region, len);
-	if (!hist) {
+	for (int k = 0; k < FTS__NCLK; k++) {
+		hists[k] = fts__calib_new_at(NULL, (char *)region + (size_t)k * fts__shm_stride(len), len);
+		if (!hists[k])
+			break;
+	}
+	if (!hists[FTS__NCLK - 1]) {
 		snprintf(err, errlen, "%s", strerror(errno));
 		rc = -1;
 	} else if ((rc = start_locked()) < 0) {

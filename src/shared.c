@@ -115,8 +115,8 @@ static int bind_tmp(struct fts__publisher *p, dev_t *dev, ino_t *ino, char *err,
 }
 
 int fts__publisher_open(struct fts__publisher *p, const char *path, const struct fts__head *id,
-			uint64_t interval_ns, uint32_t dircap, size_t region_len, void **region,
-			char *err, size_t errlen)
+			uint64_t interval_ns, uint32_t dircap, size_t region_len, uint32_t nregions,
+			void **region, char *err, size_t errlen)
 {
 	char lock[4200], self[64];
 	struct sockaddr_un a;
@@ -150,7 +150,7 @@ int fts__publisher_open(struct fts__publisher *p, const char *path, const struct
 	}
 	/* The memory: sized, mapped for writing, then sealed (the seals after the mapping:
 	 * F_SEAL_FUTURE_WRITE leaves a mapping made before it writable). */
-	p->len = FTS__SHM_HEAD + region_len;
+	p->len = FTS__SHM_HEAD + (size_t)(nregions - 1) * fts__shm_stride(region_len) + region_len;
 	p->memfd = memfd_create("faststamp-history", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (p->memfd < 0 || ftruncate(p->memfd, (off_t)p->len) < 0 ||
 	    (p->map = mmap(NULL, p->len, PROT_READ | PROT_WRITE, MAP_SHARED, p->memfd, 0)) == MAP_FAILED) {
@@ -180,7 +180,8 @@ int fts__publisher_open(struct fts__publisher *p, const char *path, const struct
 	*p->head = (struct fts__shm_head){ .version = FTS__SHM_VERSION, .head_bytes = FTS__SHM_HEAD,
 					  .dircap = dircap, .kind = id->kind, .region_len = region_len,
 					  .counter_hz = id->counter_hz, .interval_ns = interval_ns,
-					  .pid = (int32_t)getpid(), .state = FTS__SHM_RUNNING };
+					  .pid = (int32_t)getpid(), .state = FTS__SHM_RUNNING,
+					  .nregions = nregions };
 	memcpy(p->head->magic, FTS__SHM_MAGIC, 8);
 	memcpy(p->head->boot_id, id->boot_id, 16);
 	snprintf(p->head->clocksource, sizeof(p->head->clocksource), "%s", id->clocksource);
@@ -450,17 +451,25 @@ int fts__shared_check(const struct fts__shm_head *h, size_t size, char *why, siz
 	}
 	if (h->dircap == 0 || h->dircap > MAX_DIRCAP ||
 	    h->region_len != fts__region_layout(h->dircap, &d0, &d1, &pool) ||
-	    size - FTS__SHM_HEAD < h->region_len) {
+	    h->nregions > FTS__NCLK || size - FTS__SHM_HEAD < h->region_len ||
+	    (size - FTS__SHM_HEAD - h->region_len) / fts__shm_stride(h->region_len) <
+		    (size_t)fts__shared_regions(h) - 1) {
 		say(why, len, "its geometry does not match its size (truncated?)");
 		return -1;
 	}
 	return 0;
 }
 
-void fts__shared_view(struct fts_calib *c, void *map, const struct fts__shm_head *h)
+uint32_t fts__shared_regions(const struct fts__shm_head *h)
+{
+	return h->nregions ? h->nregions : 1;
+}
+
+void fts__shared_view(struct fts_calib *c, void *map, const struct fts__shm_head *h, uint32_t i)
 {
 	memset(c, 0, sizeof(*c));
-	fts__calib_layout(c, (char *)map + FTS__SHM_HEAD, h->dircap);
+	fts__calib_layout(c, (char *)map + FTS__SHM_HEAD + (size_t)i * fts__shm_stride(h->region_len),
+			  h->dircap);
 	c->flags_ok = FTS__SEG_STEP;   /* the fast path's flag is the writer's claim */
 	c->bounded = 1;
 }
@@ -687,8 +696,11 @@ int fts__shared_attach(struct fts__shared *s, const char *path, const struct fts
 	s->stale_ticks = (uint64_t)((unsigned __int128)h->counter_hz * FTS__SHM_STALE_NS / 1000000000);
 	if (!fts__shared_alive(s, counter_now, why, len))
 		goto fail;
-	fts__shared_view(&s->viewbuf, map, h);
-	s->view = &s->viewbuf;
+	for (uint32_t i = 0; i < fts__shared_regions(h); i++) {
+		fts__shared_view(&s->viewbuf[i], map, h, i);
+		s->views[i] = &s->viewbuf[i];
+	}
+	s->view = s->views[0];
 	if (fts_calib_count(s->view) < 2) {
 		say(why, len, "it holds no history yet");
 		goto fail;

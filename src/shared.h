@@ -30,14 +30,19 @@
  * directory no longer passes its checks, or PATH is another socket (another publisher,
  * whose place is not fought over), it says why and serve exits.
  *
- * The memory: a header (512 bytes), then a history's region (history.h) exactly as the
- * publisher's history lies in memory. Native byte order: it is for this machine.
+ * The memory: a header (512 bytes), then a history's region (history.h) for each clock
+ * (enum fts__clk: CLOCK_REALTIME's first), exactly as the publisher's histories lie in
+ * memory, fts__shm_stride() bytes apart. Native byte order: it is for this machine.
  *
  *   the header      what the history is of (counter kind and frequency, clocksource,
  *                   boot), the publisher (pid, state, the reason it stopped) and its
  *                   heartbeat: the counter at its last sampler round, at least every
  *                   100 ms; readers take it as alive while the beat is under 1 s old
- *   the region      the latch, the two states, the directories and the chunks
+ *   the regions     each: the latch, the two states, the directories and the chunks
+ *
+ * A publisher that kept CLOCK_REALTIME's alone (an earlier build) says nregions 0 and
+ * has the one region; a reader of an earlier build reads the first region of a newer
+ * publisher's memory, which is CLOCK_REALTIME's, as before.
  *
  * The publisher binds its socket beside PATH (PATH.new.PID), takes its first samples,
  * then renames the socket over PATH, so a reader finds either the old publisher or the
@@ -88,12 +93,18 @@ struct fts__shm_head {
 	 * the file: FTS__SHM_PROOF_*, what every counter stamp's bound gets for offsets
 	 * between CPUs, and the CPUs proven (cpu_set_t's bits). */
 	uint32_t proof;
-	uint32_t reserved;
+	uint32_t nregions;         /* histories after the header, one a clock; 0: one */
 	int64_t skew_ns;
 	uint8_t proof_cpus[128];
 };
 enum { FTS__SHM_PROOF_UNSAID = 0, FTS__SHM_PROOF_NOT_NEEDED = 1, FTS__SHM_PROOF_PROVEN = 2 };
 _Static_assert(sizeof(struct fts__shm_head) <= FTS__SHM_HEAD, "the header fits its room");
+
+/* From one clock's region to the next's: its length, to whole pages. */
+static inline size_t fts__shm_stride(size_t region_len)
+{
+	return (region_len + 4095) & ~(size_t)4095;
+}
 
 /* ---- the publisher ------------------------------------------------------------------- */
 
@@ -122,13 +133,14 @@ struct fts__publisher {
 	char news[512];
 };
 
-/* Prepare to publish at path a history of the counter id describes: check the
- * directory (ours, writable by no one else), take PATH.lock, create the memory and map
- * it, seal it, and bind the socket at PATH.new.PID. *region is where the history goes
- * (region_len, from fts__calib_dims). 0, or -1 with what is wrong in err. */
+/* Prepare to publish at path nregions histories (one a clock) of the counter id
+ * describes: check the directory (ours, writable by no one else), take PATH.lock,
+ * create the memory and map it, seal it, and bind the socket at PATH.new.PID. *region
+ * is where the first history goes (region_len, from fts__calib_dims), the next ones
+ * fts__shm_stride(region_len) bytes apart. 0, or -1 with what is wrong in err. */
 int fts__publisher_open(struct fts__publisher *p, const char *path, const struct fts__head *id,
-			uint64_t interval_ns, uint32_t dircap, size_t region_len, void **region,
-			char *err, size_t errlen);
+			uint64_t interval_ns, uint32_t dircap, size_t region_len, uint32_t nregions,
+			void **region, char *err, size_t errlen);
 /* What the publisher found of the counter across CPUs (before it shows the file):
  * cpus NULL when the kernel keeps time with the counter, and no proof is needed. */
 void fts__publisher_proof(struct fts__publisher *p, const cpu_set_t *cpus, int64_t skew_ns);
@@ -149,8 +161,9 @@ void fts__publisher_close(struct fts__publisher *p, uint32_t state, const char *
 /* ---- readers ---------------------------------------------------------------------- */
 
 struct fts__shared {
-	struct fts_calib *view;    /* the history, as a reader sees it: &viewbuf */
-	struct fts_calib viewbuf;
+	struct fts_calib *view;    /* CLOCK_REALTIME's history, as a reader sees it: views[0] */
+	struct fts_calib *views[FTS__NCLK];   /* each clock's, NULL where the memory has none */
+	struct fts_calib viewbuf[FTS__NCLK];
 	const struct fts__shm_head *head;
 	uint64_t stale_ticks;      /* a beat older than this many counter ticks is stale */
 };
@@ -168,8 +181,10 @@ int fts__shared_attach(struct fts__shared *s, const char *path, const struct fts
 		       const cpu_set_t *need, uint64_t counter_now, char *why, size_t len);
 /* The structural checks alone, for a header over a file of size bytes. */
 int fts__shared_check(const struct fts__shm_head *h, size_t size, char *why, size_t len);
-/* c: a view of the region at map + FTS__SHM_HEAD (checked by fts__shared_check). */
-void fts__shared_view(struct fts_calib *c, void *map, const struct fts__shm_head *h);
+/* The histories the memory holds (checked by fts__shared_check): 1 to FTS__NCLK. */
+uint32_t fts__shared_regions(const struct fts__shm_head *h);
+/* c: a view of region i (below fts__shared_regions) of the memory at map. */
+void fts__shared_view(struct fts_calib *c, void *map, const struct fts__shm_head *h, uint32_t i);
 /* Is the publisher alive at counter value now? 1, or 0 with why. */
 int fts__shared_alive(const struct fts__shared *s, uint64_t now, char *why, size_t len);
 

@@ -166,7 +166,7 @@ static int published_past(uint64_t c, int later)
 		return 0;
 	if (fts__shared_check(map, (size_t)st.st_size, why, sizeof(why)) == 0) {
 		struct fts_calib view;
-		fts__shared_view(&view, map, map);
+		fts__shared_view(&view, map, map, 0);
 		for (int i = 0; i < 500 && later >= 0; i++) {
 			if (fts__calib_newest_counter(&view) > c) {
 				c = fts__calib_newest_counter(&view);
@@ -347,6 +347,77 @@ static void two_clients_identical(void **state)
 	assert_int_equal(covered, N);
 	free(a[0]);
 	free(a[1]);
+}
+
+/* ---- every clock through the shared history -------------------------------------- */
+
+/* In a fresh process attached to serve: stamps bracketed by each clock's own reads,
+ * converted at once (past the newest sample: a read of that clock) and once serve has
+ * published samples after them (inside its history of that clock). Every bound covers
+ * its bracket; the process takes no thread of its own. */
+static int every_clock_child(void)
+{
+	static const clockid_t ids[] = { CLOCK_REALTIME, CLOCK_TAI, CLOCK_MONOTONIC, CLOCK_BOOTTIME,
+					 CLOCK_MONOTONIC_RAW };
+	enum { M = 500 };
+	static struct fts__sbracket b[5][M];
+	struct fts_info in = { .size = sizeof(in) };
+	int before = threads(), bad = 0;
+	fast_timestamp_t last = 0;
+
+	setenv("FASTSTAMP_SHARED", path, 1);
+	for (int late = 0; late < 2; late++) {
+		for (int k = 0; k < 5; k++) {
+			for (int i = 0; i < M; i++) {
+				struct timespec t0, t1;
+				int64_t ns, err;
+				clock_gettime(ids[k], &t0);
+				store_fast_timestamp(&b[k][i].s);
+				clock_gettime(ids[k], &t1);
+				b[k][i].t0 = (int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec;
+				b[k][i].t1 = (int64_t)t1.tv_sec * 1000000000 + t1.tv_nsec;
+				last = b[k][i].s;
+				if (late)
+					continue;
+				if (fts_convert_clock(&b[k][i].s, ids[k], &ns, &err) < 0 ||
+				    fts__sbracket_miss(&b[k][i], ns) > err) {
+					if (bad++ < 5)
+						printf("clock %d at once: stamp %d not covered\n", (int)ids[k], i);
+				}
+			}
+		}
+		if (!late)
+			continue;
+		if (!published_past(last & ~FTS_STAMP_CLOCK_TAG, 2)) {
+			printf("serve published no sample after the stamps\n");
+			return 1;
+		}
+		for (int k = 0; k < 5; k++) {
+			for (int i = 0; i < M; i++) {
+				int64_t ns, err;
+				if (fts_convert_clock(&b[k][i].s, ids[k], &ns, &err) < 0 ||
+				    fts__sbracket_miss(&b[k][i], ns) > err) {
+					if (bad++ < 5)
+						printf("clock %d late: stamp %d not covered\n", (int)ids[k], i);
+				}
+			}
+		}
+	}
+	if (fts_get_info(&in) < 0 || strcmp(in.history_source, "shared")) {
+		printf("not attached: %s %s\n", in.history_source, in.history_note);
+		return 1;
+	}
+	printf("every clock through the shared history: %d of %d stamps not covered, %d threads "
+	       "started\n", bad, 2 * 5 * M, threads() - before);
+	return bad || threads() != before;
+}
+
+static void every_clock_shared(void **state)
+{
+	pid_t svc = serve(100);
+	(void)state;
+	in_child(every_clock_child);
+	unserve(svc);
 }
 
 /* ---- the service killed under a storm of conversions ------------------------------ */
@@ -1123,6 +1194,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(two_clients_identical),
+		cmocka_unit_test(every_clock_shared),
 		cmocka_unit_test(kill9_storm),
 		cmocka_unit_test(truncate_storm),
 		cmocka_unit_test(overwrite_storm),

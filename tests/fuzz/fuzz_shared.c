@@ -53,7 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(why[0]);
 		return 0;
 	}
-	fts__shared_view(&view, map, (const struct fts__shm_head *)(void *)map);
+	fts__shared_view(&view, map, (const struct fts__shm_head *)(void *)map, 0);
 	(void)fts_calib_count(&view);
 	if (fts_calib_range(&view, &lo, &hi) == 0)
 		CHECK(lo <= hi || 1);   /* a hostile file may say anything: no crash is the test */
