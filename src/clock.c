@@ -384,7 +384,7 @@ static void convert_fresh(const fast_timestamp_t *stamps, size_t n, int64_t *ns,
 	}
 }
 
-static int convert_checked(int k, const fast_timestamp_t *stamps, size_t n, int64_t *ns,
+static int convert_counter(int k, const fast_timestamp_t *stamps, size_t n, int64_t *ns,
 			   int64_t *err)
 {
 	uint64_t newest = 0, beyond = 0;   /* the newest counter stamp; the newest after f */
@@ -396,8 +396,6 @@ static int convert_checked(int k, const fast_timestamp_t *stamps, size_t n, int6
 	for (size_t i = 0; i < n; i++) {
 		uint64_t x = stamps[i];
 		if (x & FTS_STAMP_CLOCK_TAG) {
-			if (k != FTS__CLK_REALTIME)
-				return -ENOTSUP;   /* a CLOCK_REALTIME reading: REALTIME alone */
 			tagged = 1;
 			continue;
 		}
@@ -449,6 +447,16 @@ static int convert_checked(int k, const fast_timestamp_t *stamps, size_t n, int6
 			return rc;
 	}
 	return rc == -ESTALE ? -EAGAIN : rc;
+}
+
+/* stamps to clock k: the counter stamps through the process clock's history of k (the
+ * tagged ones as CLOCK_REALTIME), then, for another clock, the tagged ones. */
+static int convert_checked(int k, const fast_timestamp_t *stamps, size_t n, int64_t *ns,
+			   int64_t *err)
+{
+	int rc = convert_counter(k, stamps, n, ns, err);
+
+	return rc == 0 && k != FTS__CLK_REALTIME ? fts__tagged_convert(k, stamps, n, ns, err) : rc;
 }
 
 /* One stamp to clock k: the hot path of fts_convert and fts_convert_clock. */

@@ -178,6 +178,13 @@ void fts__clock_line(int k, const struct fts__line *fwd, const struct fts__line 
  * known. */
 int fts__clock_epoch(int64_t *e);
 
+/* ---- tagged.c: tagged stamps on the other clocks ---------------------------------- */
+/* The tagged stamps of stamps[0..n) to clock k (not FTS__CLK_REALTIME) into ns and err
+ * (err may be NULL); other entries are left alone. 0, or a negative errno (-ERANGE:
+ * before 1970; -EAGAIN: no clock read; -ENOMEM). */
+int fts__tagged_convert(int k, const fast_timestamp_t *stamps, size_t n, int64_t *ns,
+			int64_t *err);
+
 /* ---- clock.c: the fresh line (rule 12) ---------------------------------------------- */
 /* Rule 12's line for counter values from read->c0 on: the bridge (rule 11) between the
  * tail and the clock read *read at the read's middle, carried on at the rate of the
