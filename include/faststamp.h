@@ -226,10 +226,17 @@ FTS__API int fts_convert_array(const fast_timestamp_t *stamps, size_t n, int64_t
  * moves against the counter (REALTIME, TAI and BOOTTIME where the counter stopped,
  * MONOTONIC and MONOTONIC_RAW where it ran on); a leap second moves REALTIME, not TAI.
  * Through the machine's shared history too: `faststamp serve` publishes every clock's.
- * Returns 0, or -1 with errno as fts_convert, and: EINVAL (another clock); ENOTSUP for
- * a clock other than CLOCK_REALTIME when the stamp is a tagged CLOCK_REALTIME reading
- * (generic backend, or after a counter fault), or the shared history in use is an
- * earlier build's publisher's, which holds CLOCK_REALTIME's alone.
+ * A tagged stamp (the generic backend, or after a counter fault) holds CLOCK_REALTIME's
+ * reading: it converts to another clock as a counter stamp does, with CLOCK_REALTIME in
+ * the counter's place, from reads of that clock between two CLOCK_REALTIME reads that
+ * the conversions take (one a call, kept at most every 1 ms; src/tagged.c). Its bound
+ * is wider than a counter stamp's (tens of us near a step, more after long gaps
+ * between conversions), and where a step back made CLOCK_REALTIME read the stamp's
+ * value twice, it covers both moments.
+ * Returns 0, or -1 with errno as fts_convert, and: EINVAL (another clock); ERANGE (a
+ * tagged stamp before 1970, on another clock); ENOTSUP (a counter stamp on another
+ * clock through the shared history of an earlier build's publisher, which holds
+ * CLOCK_REALTIME's alone).
  * Cost: 1.0-1.1x fts_convert's for the same stamp, single or batched (faststamp
  * bench, 2-vCPU kvm-clock VM). Memory: a history a clock, each as CLOCK_REALTIME's
  * (MONOTONIC_RAW's, which no slew moves, keeps few segments). Thread-safe, not

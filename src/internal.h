@@ -184,6 +184,9 @@ int fts__clock_epoch(int64_t *e);
  * before 1970; -EAGAIN: no clock read; -ENOMEM). */
 int fts__tagged_convert(int k, const fast_timestamp_t *stamps, size_t n, int64_t *ns,
 			int64_t *err);
+/* Read the clocks with now (NULL: the real ones, fts__now) and forget every read taken.
+ * For tests. */
+void fts__tagged_set_clock(int (*now)(clockid_t id, int64_t *ns));
 
 /* ---- clock.c: the fresh line (rule 12) ---------------------------------------------- */
 /* Rule 12's line for counter values from read->c0 on: the bridge (rule 11) between the

@@ -5,9 +5,9 @@
  * counter stamp's reading is, with CLOCK_REALTIME in the counter's place: a history
  * (struct fts_calib) per clock of observations, each that clock read between two
  * CLOCK_REALTIME reads, maps r to the clock with the rules and bound of THE MODEL
- * (faststamp.h). No sampler feeds it: the conversions that need a read take one. A
- * stamp past the newest observation needs a read after it (rule 11's bridge); the read
- * joins the history when the newest is OBS_GAP_NS old or more.
+ * (faststamp.h). No sampler feeds it: every conversion takes a read after its stamps
+ * (rule 11's bridge, for those past the newest observation), which joins the history
+ * when the newest is OBS_GAP_NS old or more.
  *
  * CLOCK_REALTIME goes back at a step back, and a history's counter must not: a read
  * below the newest observation starts a new history, an era. What CLOCK_REALTIME read
@@ -31,7 +31,7 @@
 #define ERAS 16                  /* eras kept a clock; the oldest goes first */
 #define OBS_GAP_NS 1000000       /* a read joins the history this long after the newest */
 #define ERA_BYTES (1u << 20)     /* an era's history at most (rule 10 merges within) */
-#define TRIES 3                  /* a read: the narrowest of this many brackets */
+#define TRIES 2                  /* a read: the narrowest of this many brackets */
 /* An era of one observation has no rate of its own: any two of the clocks run within
  * ADJ_TICK's 10 % and NTP's 500 ppm of each other. */
 #define ONE_OBS_PPM 100500
@@ -54,6 +54,8 @@ static struct {
 } eras[FTS__NCLK];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+/* The clocks read: the real ones, or a simulated machine's (fts__tagged_set_clock). */
+static int (*read_clock)(clockid_t id, int64_t *ns) = fts__now;
 
 static void before_fork(void)
 {
@@ -77,15 +79,15 @@ static int take(int k, struct obs *o)
 
 	for (int i = 0; i < TRIES; i++) {
 		int64_t a, v, b;
-		if (fts__now(CLOCK_REALTIME, &a) < 0 || fts__now(fts__clk_id(k), &v) < 0 ||
-		    fts__now(CLOCK_REALTIME, &b) < 0 || a < 0 || b < a)
+		if (read_clock(CLOCK_REALTIME, &a) < 0 || read_clock(fts__clk_id(k), &v) < 0 ||
+		    read_clock(CLOCK_REALTIME, &b) < 0 || a < 0 || b < a)
 			continue;
 		if (!got || (uint64_t)(b - a) < o->hi - o->lo) {
 			*o = (struct obs){ .lo = (uint64_t)a, .hi = (uint64_t)b, .v = v };
 			got = 1;
 		}
 	}
-	return got && fts__now(CLOCK_MONOTONIC_RAW, &o->raw) == 0 ? 0 : -EAGAIN;
+	return got && read_clock(CLOCK_MONOTONIC_RAW, &o->raw) == 0 ? 0 : -EAGAIN;
 }
 
 /* An era of one observation o at r: o's reading carried at ONE_OBS_PPM either way. */
@@ -180,7 +182,6 @@ static int keep(int k, const struct obs *o)
 int fts__tagged_convert(int k, const fast_timestamp_t *stamps, size_t n, int64_t *ns,
 			int64_t *err)
 {
-	uint64_t newest = 0;
 	struct obs read;
 	int have_read = 0, rc = 0, any = 0;
 
@@ -190,20 +191,19 @@ int fts__tagged_convert(int k, const fast_timestamp_t *stamps, size_t n, int64_t
 		int64_t r = (int64_t)(stamps[i] << 1) >> 1;
 		if (r < 0)
 			return -ERANGE;   /* before 1970: no CLOCK_REALTIME history holds it */
-		newest = (uint64_t)r > newest ? (uint64_t)r : newest;
 		any = 1;
 	}
 	if (!any)
 		return 0;
 	pthread_once(&atfork_once, register_atfork);
 	pthread_mutex_lock(&lock);
-	/* past the newest observation: a read after every stamp */
-	if (!eras[k].n || newest > eras[k].e[eras[k].n - 1].last.hi) {
-		if ((rc = take(k, &read)) < 0 || (rc = keep(k, &read)) < 0)
-			goto out;
-		have_read = rc == 0;
-		rc = 0;
-	}
+	/* A read after every stamp, whatever their readings: one below the newest
+	 * observation may still be newer than it, after CLOCK_REALTIME went back (the read
+	 * then starts a new era). */
+	if ((rc = take(k, &read)) < 0 || (rc = keep(k, &read)) < 0)
+		goto out;
+	have_read = rc == 0;
+	rc = 0;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		__int128 lo = 0, hi = -1, a, b;
 		uint64_t r;
@@ -215,9 +215,10 @@ int fts__tagged_convert(int k, const fast_timestamp_t *stamps, size_t n, int64_t
 		for (int j = 0; j < eras[k].n && rc == 0; j++) {
 			const struct era *e = &eras[k].e[j];
 			int last = j == eras[k].n - 1;
-			int64_t gap_after = last ? 0 : eras[k].e[j + 1].gap_before;
-			if ((e->gap_before >= 0 && r + (uint64_t)e->gap_before < e->first.lo) ||
-			    (!last && r > e->last.hi + (uint64_t)gap_after))
+			/* its readings: from its first less the step's interval before it, to
+			 * its newest plus the interval after (the newest era: to the read now) */
+			uint64_t top = last ? read.hi : e->last.hi + (uint64_t)eras[k].e[j + 1].gap_before;
+			if ((e->gap_before >= 0 && r + (uint64_t)e->gap_before < e->first.lo) || r > top)
 				continue;
 			if ((rc = era_at(e, r, last && have_read ? &read : NULL, &a, &b)) < 0)
 				break;
@@ -245,4 +246,16 @@ int fts__tagged_convert(int k, const fast_timestamp_t *stamps, size_t n, int64_t
 out:
 	pthread_mutex_unlock(&lock);
 	return rc;
+}
+
+void fts__tagged_set_clock(int (*now)(clockid_t id, int64_t *ns))
+{
+	pthread_mutex_lock(&lock);
+	for (int k = 0; k < FTS__NCLK; k++) {
+		for (int j = 0; j < eras[k].n; j++)
+			fts_calib_free(eras[k].e[j].h);
+		eras[k].n = 0;
+	}
+	read_clock = now ? now : fts__now;
+	pthread_mutex_unlock(&lock);
 }
