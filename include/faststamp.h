@@ -353,7 +353,8 @@ FTS__API int fts_get_info(struct fts_info *info);
  *   step (the process clock checks that with a clock read after a fresh stamp).
  *
  *   The rules that give it, each a function of src/estimate.c (rule 11: history.h;
- *   rule 12: src/clock.c)
+ *   rule 12: src/clock.c; rule 13: src/sample.c, tested in tests/test_faults.c; rule
+ *   14: src/tagged.c, tests/test_tagged.c)
  *   with its own test (tests/test_rules.c):
  *   1  a sample read ref_ns somewhere within its bracket: at the bracket's middle the
  *      reading is ref_ns within half the bracket at the fastest rate, plus 1 ns;
@@ -400,6 +401,20 @@ FTS__API int fts_get_info(struct fts_info *info);
  *      narrowest of three, and only one as narrow as the narrowest seen serves. After
  *      the epoch moved, a read now bridges from that line (rule 11) and serves in turn,
  *      for up to 100 ms (the sampler's period) after the newest sample.
+ *   13 (the process clock, every clock) each clock fts_convert_clock() converts to has
+ *      a history of its own, fed by the same samples, each clock read in a counter
+ *      bracket of its own, and told of the events that move it against the counter: a
+ *      set of the wall clock moves REALTIME and TAI, a leap second REALTIME, a sleep
+ *      REALTIME, TAI and BOOTTIME where the counter stopped and MONOTONIC and
+ *      MONOTONIC_RAW where it ran on. Rules 1-12 hold for each: a clock an event did
+ *      not move keeps the bounds of a quiet clock around it.
+ *   14 (tagged stamps, on another clock) rules 1-11 with CLOCK_REALTIME in the
+ *      counter's place: the samples are that clock read between two CLOCK_REALTIME
+ *      reads, taken by the conversions, one after each call's stamps; a read below the
+ *      newest (CLOCK_REALTIME went back) starts a new history, and a stamp's reading
+ *      that two histories may hold (from the first read of the later one back by the
+ *      interval between them, by CLOCK_MONOTONIC_RAW) converts with both, the bound
+ *      covering both answers.
  *   An interval is settled (rules 3-5 final) once five more samples follow it; until
  *   then it is published on its own, with what is known, and rebuilt at each add.
  *
