@@ -32,7 +32,6 @@
 #define KEEP_BEFORE 5
 #define RAW (KEEP_BEFORE + FINAL_AFTER + 2)
 #define MAX_RUN 64      /* intervals in one run at most: bounds the work per add */
-#define ROUNDING 2      /* ns the published fixed point may add */
 /* Segments an add may put after the final ones: two that become final (a run and a
  * step), the open run, and the intervals not yet final. */
 #define MAX_ADDED (3 + FINAL_AFTER)
@@ -42,15 +41,6 @@ struct raw {
 	uint64_t x, h;      /* bracket midpoint and half-width */
 	int64_t r;          /* reading */
 	int step;           /* the source saw a step since the previous sample */
-};
-
-/* A segment about to be published. */
-struct out {
-	uint64_t key, end;
-	double y0, s;       /* the line from key, in ns relative to oy */
-	int64_t oy;
-	double err;
-	int step;
 };
 
 struct fts__writer {
@@ -150,67 +140,6 @@ int fts_calib_range(const struct fts_calib *c, uint64_t *oldest, uint64_t *newes
 
 /* ---- publishing ---------------------------------------------------------------------- */
 
-/* The binary point for a rate of magnitude a ns per tick: as far right as keeps
- * a * 2^shift under 2^62 (62 at most). */
-static uint32_t shift_for(double a)
-{
-	uint64_t bits;
-	int e;
-
-	if (!(a > 0x1p-900))   /* also NaN */
-		return 62;
-	memcpy(&bits, &a, sizeof(bits));
-	e = (int)((bits >> 52) & 0x7ff) - 1022;   /* a < 2^e, as frexp() gives it */
-	return e >= 62 ? 0 : e < 0 ? 62 : (uint32_t)(62 - e);
-}
-
-/* Rounded, saturating at +-2^62 (and 0 for what is not a number). */
-static int64_t round_i64(double v)
-{
-	if (!(v > -0x1p62))
-		return v == v ? -(INT64_C(1) << 62) : 0;
-	if (!(v < 0x1p62))
-		return INT64_C(1) << 62;
-	return (int64_t)(v >= 0 ? v + 0.5 : v - 0.5);
-}
-
-/* The record of a segment: its line in fixed point, and whether it may take the fast
- * path over [key, end] (rising, shift >= 1, and its line fits 62 bits there). A double
- * holds the slope to 2^-53 of itself: over a day of ticks that is below a ns, and the
- * rounding allowance covers it. */
-static void to_rec(const struct out *o, struct fts__rec *r)
-{
-	uint32_t shift = shift_for(fabs(o->s));
-	double y0 = floor(o->y0 + 0.5), y1 = o->y0 + o->s * (double)(o->end - o->key);
-	/* the doubles the line was worked out in round too: 16 units in their last place,
-	 * at the largest value involved */
-	double big = fmax(fmax(fabs(o->y0), fabs(y1)), fabs(o->err));
-	double err = ceil(o->err + fabs(o->y0 - y0) + big * 0x1p-48) + ROUNDING;
-	__int128 r0 = isfinite(y0) ? o->oy + (__int128)fmax(fmin(y0, 0x1p100), -0x1p100) : 0;
-
-	r->shift = shift;
-	r->mult = round_i64(o->s * (double)(UINT64_C(1) << shift));
-	/* What does not fit says nothing: a bound of 2^63 makes conversions ERANGE. */
-	if (r0 > INT64_MAX || r0 < INT64_MIN || !(err < 0x1p62) || !(fabs(o->s) < 0x1p62)) {
-		r->r0 = r0 > 0 ? INT64_MAX : INT64_MIN;
-		r->err = UINT64_C(1) << 63;
-	} else {
-		r->r0 = (int64_t)r0;
-		r->err = (uint64_t)err;
-	}
-	r->flags = o->step ? FTS__SEG_STEP : 0;
-	if (fts__seg_fast(r->r0, r->mult, r->shift, o->end - o->key))
-		r->flags |= FTS__SEG_FAST;
-}
-
-void fts__publish_line(uint64_t key, uint64_t end, int64_t oy, double y0, double s, double err,
-		       int step, struct fts__rec *r)
-{
-	struct out o = { .key = key, .end = end, .oy = oy, .y0 = y0, .s = s, .err = err,
-			 .step = step };
-	to_rec(&o, r);
-}
-
 /* A chunk index for the directory to be, taken from the spares or the pool.
  * UINT32_MAX when the pool is spent. */
 static uint32_t chunk_get(struct fts_calib *c)
@@ -308,20 +237,6 @@ static void publish(struct fts_calib *c, const struct fts__pub *p)
 	c->w->pub = *p;
 }
 
-/* A line carried on from (key, y at oy) at band bd's middle rate, its bound growing by
- * the band's half-width: as a record and its growth, in one fixed point. */
-static void end_line(uint64_t key, int64_t oy, double y, double err, const struct fts__band *bd,
-		     struct fts__rec *r, int64_t *grow)
-{
-	struct out o = { .key = key, .end = key, .oy = oy, .y0 = y, .err = err,
-			 .s = (bd->lo + bd->hi) / 2 };
-	to_rec(&o, r);
-	double g = ceil((bd->hi - bd->lo) / 2 * (double)(UINT64_C(1) << r->shift)) + 1;
-
-	*grow = g < 0x1p62 ? (int64_t)g : INT64_C(1) << 62;
-	r->flags = 0;
-}
-
 /* ---- the writer ---------------------------------------------------------------------- */
 
 /* Relative to the origin; counters and readings may lie anywhere in their ranges. */
@@ -388,9 +303,9 @@ static double run_err(const struct fts__writer *w)
 }
 
 /* The open run as a segment from its anchor to end. */
-static void run_out(const struct fts__writer *w, uint64_t end, struct out *o)
+static void run_out(const struct fts__writer *w, uint64_t end, struct fts__seg_line *o)
 {
-	*o = (struct out){ .key = w->ax, .end = end, .oy = w->ay, .y0 = w->ayf,
+	*o = (struct fts__seg_line){ .key = w->ax, .end = end, .oy = w->ay, .y0 = w->ayf,
 			   .s = fts__fit_slope(&w->fit), .err = w->err };
 }
 
@@ -398,7 +313,7 @@ static void run_out(const struct fts__writer *w, uint64_t end, struct out *o)
 static void anchor(struct fts__writer *w, uint64_t x, int64_t oy, double yf)
 {
 	double whole = floor(yf);
-	__int128 y = (__int128)oy + round_i64(whole);
+	__int128 y = (__int128)oy + fts__round_i64(whole);
 
 	w->ax = x;
 	w->ay = y > INT64_MAX ? INT64_MAX : y < INT64_MIN ? INT64_MIN : (int64_t)y;
@@ -412,14 +327,14 @@ static void anchor(struct fts__writer *w, uint64_t x, int64_t oy, double yf)
  * line starts at y0 (relative to the start's reading), or for a step runs through its
  * envelope's middles (rule 7). */
 static void interval_out(const struct fts__writer *w, const struct view *v, unsigned k, double y0,
-			 struct out *o)
+			 struct fts__seg_line *o)
 {
 	const struct raw *a = &w->s[k], *b = &w->s[k + 1];
 	struct fts__pt pa = pt_of(a, a->x, a->r), pb = pt_of(b, a->x, a->r);
 	struct fts__env env = fts__envelope(&pa, &pb, &v->band[k], v->may_step[k]);
 	double s;
 
-	*o = (struct out){ .key = a->x, .end = b->x, .oy = a->r, .y0 = y0, .step = v->step[k] };
+	*o = (struct fts__seg_line){ .key = a->x, .end = b->x, .oy = a->r, .y0 = y0, .step = v->step[k] };
 	if (v->step[k])
 		fts__step_line(&env, &o->y0, &s);
 	else
@@ -430,7 +345,7 @@ static void interval_out(const struct fts__writer *w, const struct view *v, unsi
 
 /* Consume the interval from s[cur], final now: it joins the open run, or closes it
  * (rule 6), or is a step (rule 7). The segments that became final go to o. */
-static void consume(struct fts__writer *w, struct view *v, struct out *o, unsigned *no)
+static void consume(struct fts__writer *w, struct view *v, struct fts__seg_line *o, unsigned *no)
 {
 	unsigned k = w->cur;
 	struct fts__env env;
@@ -499,7 +414,7 @@ static void advance(struct fts__writer *w, struct view *v)
 }
 
 /* The provisional end of the list: the open run, then every interval not yet final. */
-static void provisional(const struct fts__writer *w, const struct view *v, struct out *o,
+static void provisional(const struct fts__writer *w, const struct view *v, struct fts__seg_line *o,
 			unsigned *no)
 {
 	unsigned k = w->cur;
@@ -532,31 +447,6 @@ static void get(const struct fts_calib *c, size_t pos, uint64_t *key, struct fts
 }
 
 /* A segment as a line: value at its key (relative to oy) and slope, ns per tick. */
-static void line_of(const struct fts__rec *r, int64_t oy, double *y0, double *s)
-{
-	*y0 = (double)((__int128)r->r0 - oy);
-	*s = (double)r->mult / (double)(UINT64_C(1) << r->shift);
-}
-
-/* Merging segments a (from ka) and b (from kb, to end): the line from a's start to b's
- * end, and the bound that covers both (exact for lines with constant bounds: the
- * distance between two lines is largest at an end). */
-static void merged(uint64_t ka, const struct fts__rec *a, uint64_t kb, const struct fts__rec *b,
-		   uint64_t end, struct out *o)
-{
-	double ya, sa, yb, sb, xb = (double)(kb - ka), xe = (double)(end - ka), y1, s;
-
-	line_of(a, a->r0, &ya, &sa);
-	line_of(b, a->r0, &yb, &sb);
-	y1 = yb + sb * (xe - xb);
-	s = (y1 - ya) / xe;
-	*o = (struct out){ .key = ka, .end = end, .oy = a->r0, .y0 = ya, .s = s };
-	o->err = fmax(fmax((double)a->err + fabs(ya + sa * xb - (ya + s * xb)),
-			   (double)b->err + fabs(yb - (ya + s * xb))),
-		      (double)b->err + fabs(y1 - (ya + s * xe)));
-	o->err = fmax(o->err, (double)a->err);
-}
-
 #if FTS__CHECKING
 /* The writer's list, whole: keys rising and before the newest sample, each chunk's
  * first key the directory's. Checked after each compaction, and after every 64th
@@ -606,7 +496,7 @@ static void head_of(const struct fts__band *hb, uint64_t key, const struct fts__
 		    struct fts__end *e)
 {
 	e->key = key;
-	end_line(key, r->r0, 0, (double)r->err, hb, &e->rec, &e->grow);
+	fts__rule9_end(key, r->r0, 0, (double)r->err, hb, &e->rec, &e->grow);
 }
 
 /* Merge final segments until at most target remain: each pass takes the pairs whose
@@ -636,10 +526,10 @@ static int compact(struct fts_calib *c, size_t target)
 		if (!taken)
 			goto out;
 		for (size_t i = 0; i + 1 < n; i++) {
-			struct out o;
+			struct fts__seg_line o;
 			if ((rec[i].flags | rec[i + 1].flags) & FTS__SEG_STEP)
 				continue;
-			merged(key[i], &rec[i], key[i + 1], &rec[i + 1], key[i + 2], &o);
+			fts__rule10_merge(key[i], &rec[i], key[i + 1], &rec[i + 1], key[i + 2], &o);
 			cd[nc++] = (struct cand){ o.err - fmax((double)rec[i].err, (double)rec[i + 1].err), i };
 		}
 		if (!nc) {   /* nothing can merge (all steps): the oldest go */
@@ -662,9 +552,9 @@ static int compact(struct fts_calib *c, size_t target)
 			if (taken[i] == 2)
 				continue;
 			if (taken[i] == 1) {
-				struct out o;
-				merged(key[i], &rec[i], key[i + 1], &rec[i + 1], key[i + 2], &o);
-				to_rec(&o, &rec[m]);
+				struct fts__seg_line o;
+				fts__rule10_merge(key[i], &rec[i], key[i + 1], &rec[i + 1], key[i + 2], &o);
+				fts__rule8_rec(&o, &rec[m]);
 			} else {
 				rec[m] = rec[i];
 			}
@@ -720,7 +610,7 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 			  int step)
 {
 	struct fts__writer *w;
-	struct out o[MAX_OUT];
+	struct fts__seg_line o[MAX_OUT];
 	struct fts__rec rec[MAX_OUT];
 	struct fts__band bd;
 	struct fts__pub next;
@@ -761,7 +651,7 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 	provisional(w, &v, o, &no);
 	FTS__ASSERT(no <= MAX_OUT && no - nfin <= FTS__MAX_PROV);
 	for (unsigned i = 0; i < no; i++)
-		to_rec(&o[i], &rec[i]);
+		fts__rule8_rec(&o[i], &rec[i]);
 	nfinal = w->pub.nfinal;
 	if (nfinal + no == 0)
 		return 0;   /* one sample: nothing to convert with yet */
@@ -785,7 +675,7 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 	 * interval's. */
 	bd = v.band[w->ns - 2];
 	next.tail.key = next.newest;
-	end_line(next.newest, w->s[w->ns - 1].r, 0,
+	fts__rule9_end(next.newest, w->s[w->ns - 1].r, 0,
 		 fts__pt_uncertainty(&v.p[w->ns - 1], bd.hi), &bd, &next.tail.rec, &next.tail.grow);
 	if (nfinal == 0) {   /* the first segment is new, or provisional */
 		const struct fts__band *hb = w->have_first_band ? &w->first_band : &v.band[w->cur];

@@ -2,8 +2,11 @@
  * and faststamp.h, "THE MODEL"). */
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "estimate.h"
+#include "history.h"
 #include "invariant.h"
 
 /* fmax and fmin without their NaN rules, inline: nothing here is NaN. */
@@ -243,4 +246,100 @@ double fts__fit_slope(const struct fts__fit *f)
 	if (!isfinite(f->lo) || !isfinite(f->hi))   /* one side open: no sample yet */
 		return isfinite(f->lo) ? f->lo : isfinite(f->hi) ? f->hi : 0;
 	return (f->lo + f->hi) / 2;
+}
+
+/* ---- rules 8-10 in fixed point: what a segment is published as --------------------- */
+
+#define ROUNDING 2      /* ns the published fixed point may add (rule 8) */
+
+/* The binary point for a rate of magnitude a ns per tick: as far right as keeps
+ * a * 2^shift under 2^62 (62 at most). */
+static uint32_t shift_for(double a)
+{
+	uint64_t bits;
+	int e;
+
+	if (!(a > 0x1p-900))   /* also NaN */
+		return 62;
+	memcpy(&bits, &a, sizeof(bits));
+	e = (int)((bits >> 52) & 0x7ff) - 1022;   /* a < 2^e, as frexp() gives it */
+	return e >= 62 ? 0 : e < 0 ? 62 : (uint32_t)(62 - e);
+}
+
+/* Rounded, saturating at +-2^62 (and 0 for what is not a number). */
+int64_t fts__round_i64(double v)
+{
+	if (!(v > -0x1p62))
+		return v == v ? -(INT64_C(1) << 62) : 0;
+	if (!(v < 0x1p62))
+		return INT64_C(1) << 62;
+	return (int64_t)(v >= 0 ? v + 0.5 : v - 0.5);
+}
+
+/* The record of a segment: its line in fixed point, and whether it may take the fast
+ * path over [key, end] (rising, shift >= 1, and its line fits 62 bits there). A double
+ * holds the slope to 2^-53 of itself: over a day of ticks that is below a ns, and the
+ * rounding allowance covers it. */
+void fts__rule8_rec(const struct fts__seg_line *o, struct fts__rec *r)
+{
+	uint32_t shift = shift_for(fabs(o->s));
+	double y0 = floor(o->y0 + 0.5), y1 = o->y0 + o->s * (double)(o->end - o->key);
+	/* the doubles the line was worked out in round too: 16 units in their last place,
+	 * at the largest value involved */
+	double big = fmax(fmax(fabs(o->y0), fabs(y1)), fabs(o->err));
+	double err = ceil(o->err + fabs(o->y0 - y0) + big * 0x1p-48) + ROUNDING;
+	__int128 r0 = isfinite(y0) ? o->oy + (__int128)fmax(fmin(y0, 0x1p100), -0x1p100) : 0;
+
+	r->shift = shift;
+	r->mult = fts__round_i64(o->s * (double)(UINT64_C(1) << shift));
+	/* What does not fit says nothing: a bound of 2^63 makes conversions ERANGE. */
+	if (r0 > INT64_MAX || r0 < INT64_MIN || !(err < 0x1p62) || !(fabs(o->s) < 0x1p62)) {
+		r->r0 = r0 > 0 ? INT64_MAX : INT64_MIN;
+		r->err = UINT64_C(1) << 63;
+	} else {
+		r->r0 = (int64_t)r0;
+		r->err = (uint64_t)err;
+	}
+	r->flags = o->step ? FTS__SEG_STEP : 0;
+	if (fts__seg_fast(r->r0, r->mult, r->shift, o->end - o->key))
+		r->flags |= FTS__SEG_FAST;
+}
+
+/* A line carried on from (key, y at oy) at band bd's middle rate, its bound growing by
+ * the band's half-width: as a record and its growth, in one fixed point. */
+void fts__rule9_end(uint64_t key, int64_t oy, double y, double err, const struct fts__band *bd,
+		    struct fts__rec *r, int64_t *grow)
+{
+	struct fts__seg_line o = { .key = key, .end = key, .oy = oy, .y0 = y, .err = err,
+			 .s = (bd->lo + bd->hi) / 2 };
+	fts__rule8_rec(&o, r);
+	double g = ceil((bd->hi - bd->lo) / 2 * (double)(UINT64_C(1) << r->shift)) + 1;
+
+	*grow = g < 0x1p62 ? (int64_t)g : INT64_C(1) << 62;
+	r->flags = 0;
+}
+
+static void line_of(const struct fts__rec *r, int64_t oy, double *y0, double *s)
+{
+	*y0 = (double)((__int128)r->r0 - oy);
+	*s = (double)r->mult / (double)(UINT64_C(1) << r->shift);
+}
+
+/* Merging segments a (from ka) and b (from kb, to end): the line from a's start to b's
+ * end, and the bound that covers both (exact for lines with constant bounds: the
+ * distance between two lines is largest at an end). */
+void fts__rule10_merge(uint64_t ka, const struct fts__rec *a, uint64_t kb,
+		       const struct fts__rec *b, uint64_t end, struct fts__seg_line *o)
+{
+	double ya, sa, yb, sb, xb = (double)(kb - ka), xe = (double)(end - ka), y1, s;
+
+	line_of(a, a->r0, &ya, &sa);
+	line_of(b, a->r0, &yb, &sb);
+	y1 = yb + sb * (xe - xb);
+	s = (y1 - ya) / xe;
+	*o = (struct fts__seg_line){ .key = ka, .end = end, .oy = a->r0, .y0 = ya, .s = s };
+	o->err = fmax(fmax((double)a->err + fabs(ya + sa * xb - (ya + s * xb)),
+			   (double)b->err + fabs(yb - (ya + s * xb))),
+		      (double)b->err + fabs(y1 - (ya + s * xe)));
+	o->err = fmax(o->err, (double)a->err);
 }

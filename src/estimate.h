@@ -101,4 +101,32 @@ int fts__fit_add(struct fts__fit *f, double x, double ylo, double yhi);
 /* The run's slope: the middle of those left. */
 double fts__fit_slope(const struct fts__fit *f);
 
+/* ---- rules 8-10 in fixed point (history.h's struct fts__rec) ----------------------- */
+struct fts__rec;
+/* A segment's line as worked out in doubles: from key to end, y0 ns (relative to oy) at
+ * key and slope s ns per tick, its bound err over [key, end]; step: it holds one. */
+struct fts__seg_line {
+	uint64_t key, end;
+	double y0, s;
+	int64_t oy;
+	double err;
+	int step;
+};
+/* Rule 8: the segment as published, in fixed point: the bound widened by what the fixed
+ * point and the doubles' rounding may add (2 ns and 16 units in the last place), and
+ * FTS__SEG_FAST where its line fits 62 bits over [key, end]. */
+void fts__rule8_rec(const struct fts__seg_line *o, struct fts__rec *r);
+/* Rule 9: the line carried on from key (reading y ns relative to oy, bound err) at band
+ * bd's middle rate, its bound growing by the band's half-width: *r and *grow, in one
+ * fixed point. */
+void fts__rule9_end(uint64_t key, int64_t oy, double y, double err, const struct fts__band *bd,
+		    struct fts__rec *r, int64_t *grow);
+/* Rule 10: merging segment a (from ka) with the next, b (from kb, to end): the line from
+ * a's start to b's end and the bound that covers what both covered (exact for lines of
+ * constant bound: the distance between two lines is largest at an end). */
+void fts__rule10_merge(uint64_t ka, const struct fts__rec *a, uint64_t kb,
+		       const struct fts__rec *b, uint64_t end, struct fts__seg_line *o);
+/* v rounded to an int64, saturating at +-2^62 (0 for NaN). */
+int64_t fts__round_i64(double v);
+
 #endif /* FTS__ESTIMATE_H */

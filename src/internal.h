@@ -34,12 +34,6 @@ static inline void *fts__fail_null(int err)
 }
 
 /* ---- calib.c ---------------------------------------------------------------------- */
-/* A segment's line, worked out in doubles (y0 ns from oy at key, slope s ns per tick,
- * bound err over [key, end]), as it is published: fixed point, the bound widened by
- * what the fixed point and the doubles' rounding may add (rule 8). */
-struct fts__rec;
-void fts__publish_line(uint64_t key, uint64_t end, int64_t oy, double y0, double s, double err,
-		       int step, struct fts__rec *r);
 /* fts_calib_add, and step: the source saw a step since the previous sample. */
 int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, uint64_t after,
 			  int step);
@@ -62,6 +56,7 @@ void fts__calib_layout(struct fts_calib *c, void *region, uint32_t dircap);
  * first key, the tail at newest); it takes no samples (EPERM). The puts and the
  * publishing check what they are given as a file's contents: -1 if it is not a
  * history. */
+struct fts__rec;
 struct fts__end;
 struct fts__pub;
 struct fts_calib *fts__calib_new_loaded(size_t n);

@@ -279,7 +279,9 @@ static void rule8_fixed_point(void **state)
 		struct fts__rec rec;
 		struct fts__line l;
 
-		fts__publish_line(key, key + span, 0, y0, s, err0, 0, &rec);
+		struct fts__seg_line sl = { .key = key, .end = key + span, .y0 = y0, .s = s,
+					    .err = err0 };
+		fts__rule8_rec(&sl, &rec);
 		l = (struct fts__line){ .c0 = key, .c1 = key + span };
 		fts__rec_load(&own, &rec, &l);
 		for (int k = 0; k < 3; k++) {
@@ -298,6 +300,102 @@ static void rule8_fixed_point(void **state)
 		}
 	}
 	print_message("20000 lines: the fixed point at most %.3f ns off the doubles' line\n", worst);
+}
+
+/* Rule 9, the function: a line carried on from a point at a band's middle rate covers
+ * every line from that point at a rate inside the band, at any distance either way,
+ * for bands of every width and position. */
+static void rule9_end_line(void **state)
+{
+	static const struct fts_calib own = { .flags_ok = FTS__SEG_STEP | FTS__SEG_FAST };
+	struct sim r;
+	(void)state;
+	sim_init(&r, 0, 0, 1, 19);
+	for (int i = 0; i < 20000; i++) {
+		double mid = ldexp((double)sim_uniform(&r, 1u << 30) + 1, -30 + (int)(i % 5) - 2);
+		double half = mid * (double)sim_uniform(&r, 1000) * 1e-6 * (i % 4 ? 1 : 100);
+		struct fts__band bd = { .lo = mid - half, .hi = mid + half };
+		double y = (double)sim_uniform(&r, 1000) / 7, err = (double)sim_uniform(&r, 500);
+		uint64_t key = (UINT64_C(1) << 40) + sim_uniform(&r, UINT64_C(1) << 40);
+		int64_t oy = (int64_t)sim_uniform(&r, UINT64_C(1) << 60), grow, ns = 0, e = 0;
+		struct fts__rec rec;
+		struct fts__line l;
+
+		fts__rule9_end(key, oy, y, err, &bd, &rec, &grow);
+		l = (struct fts__line){ .c0 = key, .c1 = key };
+		fts__rec_load(&own, &rec, &l);
+		l.grow = grow;
+		for (int k = 0; k < 4; k++) {
+			uint64_t d = sim_uniform(&r, UINT64_C(1) << (10 + 6 * k));
+			int dir = k % 2 ? -1 : 1;
+			uint64_t x = dir > 0 ? key + d : key - d;
+			for (int side = 0; side < 3; side++) {
+				double rate = side == 0 ? bd.lo : side == 1 ? bd.hi : mid;
+				long double truth = (long double)oy + y + dir * rate * (long double)d;
+				assert_int_equal(fts__line_convert(&l, dir, x, &ns, &e), 0);
+				if (fabsl((long double)ns - truth) > (long double)e + 1) {
+					print_message("band %.12g..%.12g, %d ticks %s: off by %.3Lf, bound "
+						      "%lld\n", bd.lo, bd.hi, (int)d, dir > 0 ? "after" : "before",
+						      fabsl((long double)ns - truth), (long long)e);
+					fail();
+				}
+			}
+		}
+	}
+}
+
+/* Rule 10, the function: the merged segment covers, at every point, the whole interval
+ * that either segment covered there (its line +- its bound), for pairs of every slope,
+ * offset and bound. */
+static void rule10_merge_covers(void **state)
+{
+	static const struct fts_calib own = { .flags_ok = FTS__SEG_STEP | FTS__SEG_FAST };
+	struct sim r;
+	(void)state;
+	sim_init(&r, 0, 0, 1, 23);
+	for (int i = 0; i < 20000; i++) {
+		double s = ldexp((double)sim_uniform(&r, 1u << 30) + 1, -30 - (int)(i % 4));
+		uint64_t ka = sim_uniform(&r, UINT64_C(1) << 50);
+		uint64_t kb = ka + 1 + sim_uniform(&r, UINT64_C(1) << (8 + i % 30));
+		uint64_t end = kb + 1 + sim_uniform(&r, UINT64_C(1) << (8 + i % 30));
+		struct fts__seg_line la = { .key = ka, .end = kb, .y0 = (double)sim_uniform(&r, 1000),
+					    .s = s, .err = (double)sim_uniform(&r, 300) };
+		struct fts__seg_line lb = la, m;
+		struct fts__rec a, b, rec;
+		struct fts__line l[3];
+
+		/* b continues a, off by a little in offset and rate */
+		lb.key = kb;
+		lb.end = end;
+		lb.y0 = la.y0 + s * (double)(kb - ka) + (double)sim_uniform(&r, 200) - 100;
+		lb.s = s * (1 + ((double)sim_uniform(&r, 2000) - 1000) * 1e-9);
+		lb.err = (double)sim_uniform(&r, 300);
+		fts__rule8_rec(&la, &a);
+		fts__rule8_rec(&lb, &b);
+		fts__rule10_merge(ka, &a, kb, &b, end, &m);
+		fts__rule8_rec(&m, &rec);
+		l[0] = (struct fts__line){ .c0 = ka, .c1 = kb };
+		l[1] = (struct fts__line){ .c0 = kb, .c1 = end };
+		l[2] = (struct fts__line){ .c0 = ka, .c1 = end };
+		fts__rec_load(&own, &a, &l[0]);
+		fts__rec_load(&own, &b, &l[1]);
+		fts__rec_load(&own, &rec, &l[2]);
+		for (int k = 0; k < 5; k++) {
+			uint64_t x = k == 0 ? ka : k == 1 ? kb - 1 : k == 2 ? kb : k == 3 ? end :
+				     ka + sim_uniform(&r, end - ka);
+			const struct fts__line *part = x < kb ? &l[0] : &l[1];
+			int64_t pn = 0, pe = 0, mn = 0, me = 0;
+			assert_int_equal(fts__line_convert(part, 0, x, &pn, &pe), 0);
+			assert_int_equal(fts__line_convert(&l[2], 0, x, &mn, &me), 0);
+			if (pn - pe < mn - me || pn + pe > mn + me) {
+				print_message("merged %llu + %llu ticks: at %llu the part covers %lld +- %lld, "
+					      "the merge %lld +- %lld\n", (unsigned long long)(kb - ka),
+					      (unsigned long long)(end - kb), (unsigned long long)(x - ka),
+					      (long long)pn, (long long)pe, (long long)mn, (long long)me);
+				fail();
+			}
+		}
+	}
 }
 
 /* Rule 9: outside the samples the bound grows with the distance, at half the band. */
@@ -434,6 +532,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(rule8_bound),
 		cmocka_unit_test(rule8_fixed_point),
 		cmocka_unit_test(rule9_ends),
+		cmocka_unit_test(rule9_end_line),
+		cmocka_unit_test(rule10_merge_covers),
 		cmocka_unit_test(rule10_merges_by_cost),
 		cmocka_unit_test(rule11_bridge),
 	};
