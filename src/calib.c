@@ -69,73 +69,13 @@ struct fts__writer {
 	int loaded;                   /* read from a saved file: it takes no samples */
 };
 
-/* ---- the read side's entry points ------------------------------------------------ */
-
-int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_ns,
-		      int64_t *err_ns)
+/* The writer's samples before its first segment: how many, and the first's counter. */
+size_t fts__calib_unpublished(const struct fts_calib *c, uint64_t *first)
 {
-	struct fts__line l;
-	int64_t ns, err;
-	int where, rc;
-
-	if (!c || !ref_ns)
-		return fts__fail(EINVAL);
-	where = fts__calib_find(c, counter, &l);
-	if (where == -ENODATA)
-		return fts__fail(ENODATA);
-	if ((rc = fts__line_convert(&l, where, counter, &ns, &err)) < 0)
-		return fts__fail(-rc);
-	*ref_ns = ns;
-	if (err_ns)
-		*err_ns = err;
-	return 0;
-}
-
-/* The state published now, copied whole (fields a reader needs to count and range). */
-static void pub_read(const struct fts_calib *c, uint64_t *newest, uint64_t *first, size_t *n)
-{
-	unsigned latch, tries = 0;
-
-	do {
-		const struct fts__pub *p;
-		latch = fts__latch_begin(c);
-		p = fts__pub_of(c, latch);
-		*newest = FTS__LD(p->newest);
-		*first = FTS__LD(p->head.key);
-		*n = (size_t)FTS__LD(p->nfinal) + FTS__LD(p->nprov);
-	} while (fts__latch_retry(c, latch) && !(c->bounded && ++tries == FTS__MAX_RETRIES));
-	if (!*newest)
-		*n = 0;
-}
-
-size_t fts_calib_count(const struct fts_calib *c)
-{
-	uint64_t newest, first;
-	size_t n;
-
-	if (!c)
+	if (!c->w || !c->w->ns)
 		return 0;
-	/* knots: the ends of the segments; before the first segment, the samples */
-	pub_read(c, &newest, &first, &n);
-	return n ? n + 1 : c->w ? FTS__LD(c->w->ns) : 0;
-}
-
-int fts_calib_range(const struct fts_calib *c, uint64_t *oldest, uint64_t *newest)
-{
-	uint64_t a, b;
-	size_t n;
-
-	if (!c || !oldest || !newest)
-		return fts__fail(EINVAL);
-	pub_read(c, &b, &a, &n);
-	if (!n) {   /* no segment yet: the one sample, if any (the writer's own) */
-		if (!c->w || !c->w->ns)
-			return fts__fail(ENODATA);
-		a = b = c->w->s[0].x;
-	}
-	*oldest = a;
-	*newest = b;
-	return 0;
+	*first = c->w->s[0].x;
+	return FTS__LD(c->w->ns);
 }
 
 /* ---- publishing ---------------------------------------------------------------------- */
@@ -768,32 +708,6 @@ int fts__calib_publish_loaded(struct fts_calib *c, size_t n, struct fts__end hea
 	p.head = head;
 	p.tail = tail;
 	publish(c, &p);
-	return 0;
-}
-
-/* Segment i of state p of any history, checked as a reader checks: -1 if p has no
- * segment i. */
-int fts__pub_segment(const struct fts_calib *c, const struct fts__pub *p, size_t i, uint64_t *key,
-		     struct fts__rec *r)
-{
-	uint32_t nf = FTS__LD(p->nfinal), np = FTS__LD(p->nprov), k;
-	struct fts__line l;
-
-	if (np > FTS__MAX_PROV || i >= (size_t)nf + np ||
-	    ((uint64_t)nf + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS > c->dircap)
-		return -1;
-	if (i >= nf) {
-		*key = FTS__LD(p->pkey[i - nf]);
-		fts__rec_load(c, &p->prov[i - nf], &l);
-	} else {
-		k = FTS__LD(c->dir[FTS__LD(p->dir) & 1][i / FTS__CHUNK_RECS].chunk);
-		if (k >= c->dircap)
-			return -1;
-		*key = FTS__LD(fts__chunk_at(c, k)->key[i % FTS__CHUNK_RECS]);
-		fts__rec_load(c, &fts__chunk_at(c, k)->rec[i % FTS__CHUNK_RECS], &l);
-	}
-	*r = (struct fts__rec){ .r0 = l.r0, .mult = l.mult, .err = l.err, .shift = l.shift,
-				.flags = l.flags };
 	return 0;
 }
 

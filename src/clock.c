@@ -259,9 +259,10 @@ static int convert_many(int k, const fast_timestamp_t *stamps, size_t n, int64_t
 {
 	struct fts__clock_view v;
 	struct fts__line seg, otail;
+	struct fts__reading rd = { 0 };
+	const struct fts__pub *p;
 	uint64_t newest, onewest = 0;
-	unsigned latch, tries = 0;
-	int rc;
+	int rc, again;
 
 	fts__clock_view(k, &v);
 	if (!v.cur) {   /* no history yet: only tagged stamps can be converted */
@@ -279,11 +280,9 @@ static int convert_many(int k, const fast_timestamp_t *stamps, size_t n, int64_t
 		fts__calib_find(v.old, onewest + 1, &otail);
 	}
 retry:
-	if (v.cur->bounded && tries++ == FTS__MAX_RETRIES)
-		return -EAGAIN;
-	latch = fts__latch_begin(v.cur);
+	p = fts__latch_read(v.cur, &rd);
 	rc = 0;
-	newest = FTS__LD(fts__pub_of(v.cur, latch)->newest);
+	newest = FTS__LD(p->newest);
 	seg.c0 = 1;   /* no segment cached yet: c0 > c1 */
 	seg.c1 = 0;
 	seg.grow = 0;
@@ -315,7 +314,7 @@ retry:
 			where = 0;
 		} else if (seg.grow && x > newest && seg.c0 == newest) {
 			where = 1;
-		} else if ((where = fts__pub_lookup(v.cur, fts__pub_of(v.cur, latch), x, &seg)) == -ENODATA) {
+		} else if ((where = fts__pub_lookup(v.cur, p, x, &seg)) == -ENODATA) {
 			rc = -EAGAIN;
 			break;
 		}
@@ -331,9 +330,9 @@ retry:
 			seg.grow = 0;
 		}
 	}
-	if (fts__latch_retry(v.cur, latch))
+	if ((again = fts__latch_again(v.cur, &rd)) > 0)
 		goto retry;
-	return rc;
+	return again < 0 ? again : rc;
 }
 
 /* A counter stamp's bound also covers the counter's offsets between CPUs, as the warp

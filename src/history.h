@@ -166,6 +166,26 @@ static inline void fts__end_load(const struct fts_calib *c, const struct fts__en
 	l->grow = FTS__LD(e->grow);
 }
 
+/* The one read loop of the latch. A reader takes the state fts__latch_read() gives,
+ * reads what it needs, then asks fts__latch_again(): 0 when what it read is whole, 1
+ * when the writer moved it meanwhile (read again), -EAGAIN when a history another
+ * process writes (c->bounded) moved under it FTS__MAX_RETRIES times in a row: that is
+ * not a history being written, and its reader gives up. A history this process writes
+ * is read again until whole: its writer finishes what it started. */
+struct fts__reading {
+	unsigned latch, tries;
+};
+
+static inline const struct fts__pub *fts__latch_read(const struct fts_calib *c,
+						     struct fts__reading *r);
+
+static inline int fts__latch_again(const struct fts_calib *c, struct fts__reading *r)
+{
+	if (!fts__latch_retry(c, r->latch))
+		return 0;
+	return c->bounded && ++r->tries >= FTS__MAX_RETRIES ? -EAGAIN : 1;
+}
+
 /* The last index in keys[0..n) whose key is <= x (keys[0] <= x; 0 for n 0 or 1, or
  * when no key is: a hostile list still ends the search). */
 static inline uint32_t fts__search(const uint64_t *keys, uint32_t n, uint64_t x, size_t stride)
@@ -250,20 +270,24 @@ static inline const struct fts__pub *fts__pub_of(const struct fts_calib *c, unsi
 	return &c->hot->pub[l & 1];
 }
 
-/* The line for x, from one whole state. -EAGAIN when a history written by another
- * process kept moving (see FTS__MAX_RETRIES). */
+static inline const struct fts__pub *fts__latch_read(const struct fts_calib *c,
+						     struct fts__reading *r)
+{
+	r->latch = fts__latch_begin(c);
+	return fts__pub_of(c, r->latch);
+}
+
+/* The line for x, from one whole state (fts__pub_lookup's answer), or -EAGAIN (see
+ * fts__latch_again). */
 static inline int fts__calib_find(const struct fts_calib *c, uint64_t x, struct fts__line *l)
 {
-	unsigned latch, tries = 0;
-	int where;
+	struct fts__reading rd = { 0 };
+	int where, again;
 
-	do {
-		if (c->bounded && tries++ == FTS__MAX_RETRIES)
-			return -EAGAIN;
-		latch = fts__latch_begin(c);
-		where = fts__pub_lookup(c, fts__pub_of(c, latch), x, l);
-	} while (fts__latch_retry(c, latch));
-	return where;
+	do
+		where = fts__pub_lookup(c, fts__latch_read(c, &rd), x, l);
+	while ((again = fts__latch_again(c, &rd)) > 0);
+	return again < 0 ? again : where;
 }
 
 static inline uint64_t fts__calib_newest_counter(const struct fts_calib *c)

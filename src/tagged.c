@@ -126,7 +126,7 @@ static int era_at(const struct era *e, uint64_t r, const struct obs *read, __int
 		one_obs(read ? read : &e->first, r, lo, hi);
 		return 0;
 	}
-	if ((where = fts__calib_find(e->h, r, &l)) == -ENODATA)
+	if ((where = fts__calib_find(e->h, r, &l)) < -1)
 		return -EAGAIN;
 	if (where > 0 && read) {
 		read_line(&l, read, &m);

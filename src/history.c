@@ -1,0 +1,105 @@
+/* history.c - the read side of a history (history.h holds the hot part inline):
+ * conversions, counts and ranges, and segments copied out for a file. Reads only,
+ * through the latch (fts__latch_read, one loop, one rule); writes nothing shared. The
+ * writer is calib.c. */
+#include <errno.h>
+#include <stdint.h>
+
+#include "history.h"
+#include "internal.h"
+
+int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_ns,
+		      int64_t *err_ns)
+{
+	struct fts__line l;
+	int64_t ns, err;
+	int where, rc;
+
+	if (!c || !ref_ns)
+		return fts__fail(EINVAL);
+	where = fts__calib_find(c, counter, &l);
+	if (where < -1)   /* -ENODATA, or -EAGAIN: another process's history kept moving */
+		return fts__fail(-where);
+	if ((rc = fts__line_convert(&l, where, counter, &ns, &err)) < 0)
+		return fts__fail(-rc);
+	*ref_ns = ns;
+	if (err_ns)
+		*err_ns = err;
+	return 0;
+}
+
+/* The state published now, copied whole (what a reader needs to count and range):
+ * 0, or -EAGAIN (fts__latch_again). */
+static int pub_read(const struct fts_calib *c, uint64_t *newest, uint64_t *first, size_t *n)
+{
+	struct fts__reading rd = { 0 };
+	int again;
+
+	do {
+		const struct fts__pub *p = fts__latch_read(c, &rd);
+		*newest = FTS__LD(p->newest);
+		*first = FTS__LD(p->head.key);
+		*n = (size_t)FTS__LD(p->nfinal) + FTS__LD(p->nprov);
+	} while ((again = fts__latch_again(c, &rd)) > 0);
+	if (!*newest)
+		*n = 0;
+	return again;
+}
+
+size_t fts_calib_count(const struct fts_calib *c)
+{
+	uint64_t newest, first;
+	size_t n;
+
+	if (!c)
+		return 0;
+	/* knots: the ends of the segments; before the first segment, the samples */
+	if (pub_read(c, &newest, &first, &n) < 0)
+		return 0;
+	return n ? n + 1 : fts__calib_unpublished(c, &first);
+}
+
+int fts_calib_range(const struct fts_calib *c, uint64_t *oldest, uint64_t *newest)
+{
+	uint64_t a, b;
+	size_t n;
+
+	if (!c || !oldest || !newest)
+		return fts__fail(EINVAL);
+	if (pub_read(c, &b, &a, &n) < 0)
+		return fts__fail(EAGAIN);
+	/* no segment yet: the one sample, if any (the writer's own) */
+	if (!n && !fts__calib_unpublished(c, &a))
+		return fts__fail(ENODATA);
+	if (!n)
+		b = a;
+	*oldest = a;
+	*newest = b;
+	return 0;
+}
+
+/* Segment i of state p of any history, checked as a reader checks: -1 if p has no
+ * segment i. */
+int fts__pub_segment(const struct fts_calib *c, const struct fts__pub *p, size_t i, uint64_t *key,
+		     struct fts__rec *r)
+{
+	uint32_t nf = FTS__LD(p->nfinal), np = FTS__LD(p->nprov), k;
+	struct fts__line l;
+
+	if (np > FTS__MAX_PROV || i >= (size_t)nf + np ||
+	    ((uint64_t)nf + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS > c->dircap)
+		return -1;
+	if (i >= nf) {
+		*key = FTS__LD(p->pkey[i - nf]);
+		fts__rec_load(c, &p->prov[i - nf], &l);
+	} else {
+		k = FTS__LD(c->dir[FTS__LD(p->dir) & 1][i / FTS__CHUNK_RECS].chunk);
+		if (k >= c->dircap)
+			return -1;
+		*key = FTS__LD(fts__chunk_at(c, k)->key[i % FTS__CHUNK_RECS]);
+		fts__rec_load(c, &fts__chunk_at(c, k)->rec[i % FTS__CHUNK_RECS], &l);
+	}
+	*r = (struct fts__rec){ .r0 = l.r0, .mult = l.mult, .err = l.err, .shift = l.shift,
+				.flags = l.flags };
+	return 0;
+}
