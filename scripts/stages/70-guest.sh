@@ -22,9 +22,10 @@
 # scripts/stages/skips/70-guest. Skips only when QEMU cannot run here (not
 # installable, or no Debian mirror for the kernel).
 # FTS_GUEST_SCENARIOS="a acpi_pm:b" runs a subset (run-scenario --list all: every run
-# there is). Consoles: $FTS_OUT/guest/NAME.log, KIND-NAME.log. About three minutes on
-# 2 cores (20 boots of ~9 s, before the ftrace boot was added; 5.4 minutes, 16 s a
-# boot, with a load average of 13 from other work), plus a one-time kernel download.
+# there is). Consoles: $FTS_OUT/guest/NAME.log, KIND-NAME.log. About five minutes on
+# 2 cores (21 boots in 273-327 s, two runs with the per-clock checks and the ftrace
+# boot; before them 20 boots of ~9 s, and 16 s a boot with a load average of 13 from
+# other work), plus a one-time kernel download.
 set -uo pipefail
 read -r -a scenarios <<< "${FTS_GUEST_SCENARIOS:-$("$FTS_TOP/scripts/guest/run-scenario" --list)}"
 
