@@ -1,7 +1,11 @@
 /* guest_stamp.c - the in-guest half of the fault lab (scripts/guest/): stamps every
- * ~5 us between two clock_gettime(CLOCK_REALTIME) reads while one real kernel time
- * fault happens, converts every stamp afterwards and checks each error bound against
- * its bracket. Meant to run as root inside a throw-away QEMU guest: it steps, slews and
+ * ~5 us between two clock_gettime reads while one real kernel time fault happens,
+ * converts every stamp afterwards and checks each error bound against its bracket.
+ * The bracketing clock turns stamp by stamp through CLOCK_REALTIME, TAI, MONOTONIC,
+ * BOOTTIME and MONOTONIC_RAW, and each stamp is converted to its own bracket's clock
+ * (fts_convert_clock), so every clock is judged against reads of itself. CLOCK_TAI is
+ * first set 37 s ahead of CLOCK_REALTIME (ADJ_TAI), so that the two differ.
+ * Meant to run as root inside a throw-away QEMU guest: it steps, slews and
  * suspends the machine's clock.
  *
  * usage: FASTSTAMP_BACKEND=tsc guest_stamp SCENARIO
@@ -16,8 +20,11 @@
  * One stamp is then converted and judged against its bracket: with the counter chosen
  * the warp test across CPUs runs there, and its verdict is printed. Changes no clock.
  *
- * Times "relative to the fault" are CLOCK_MONOTONIC, read just before each bracket:
- * the brackets themselves are CLOCK_REALTIME, which the fault steps.
+ * Times "relative to the fault" are CLOCK_MONOTONIC, read just before each bracket.
+ * The span of ambiguity is where CLOCK_REALTIME's bounds widen (over WIDE_NS) around a
+ * step or suspend: from the last CLOCK_REALTIME-bracketed stamp before the first wide
+ * one to the first after the last wide one. Each clock's widest bound is reported in
+ * that span and outside it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -44,11 +51,23 @@
 #define CLOCKSOURCE "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 #define PROOF_TRIES 3               /* processes that try the warp test, at most */
 #define PROOF_TRIES_ENV "FTS_GUEST_PROOF_TRIES"
+#define TAI_OFFSET 37               /* TAI - UTC since 2017, so TAI is not REALTIME */
+#define NCLK 5
+
+/* The clocks, in the order the brackets take them; the names prefix FTS-RESULT keys. */
+static const struct {
+	clockid_t id;
+	const char *name;
+} clk[NCLK] = {
+	{ CLOCK_REALTIME, "rt" }, { CLOCK_TAI, "tai" }, { CLOCK_MONOTONIC, "mono" },
+	{ CLOCK_BOOTTIME, "boot" }, { CLOCK_MONOTONIC_RAW, "raw" },
+};
 
 struct rec {
 	int64_t mono;          /* CLOCK_MONOTONIC just before the bracket */
-	int64_t before, after; /* CLOCK_REALTIME around the stamp */
+	int64_t before, after; /* clk[k] around the stamp */
 	fast_timestamp_t stamp;
+	int k;                 /* the bracket's clock, an index into clk[] */
 };
 
 struct fault {
@@ -58,7 +77,7 @@ struct fault {
 };
 
 struct clocks {
-	int64_t rt, mono, raw, boot;
+	int64_t rt, mono, raw, boot, tai;
 };
 
 struct scenario {
@@ -77,7 +96,7 @@ static int stop;
 
 /* What the converter thread saw: the newest stamp converted at once. */
 static struct {
-	uint64_t count, outside, errors;
+	uint64_t count, outside, errors, notsup;
 	int64_t worst;
 	size_t idx[SHOW];
 	int64_t ns[SHOW], err[SHOW];
@@ -99,7 +118,7 @@ static void read_clocks(struct clocks *c)
 	for (int i = 0; i < 100 && best > 20000; i++) {
 		int64_t m0 = now(CLOCK_MONOTONIC), m1;
 		struct clocks t = { .rt = now(CLOCK_REALTIME), .raw = now(CLOCK_MONOTONIC_RAW),
-				    .boot = now(CLOCK_BOOTTIME) };
+				    .boot = now(CLOCK_BOOTTIME), .tai = now(CLOCK_TAI) };
 
 		m1 = now(CLOCK_MONOTONIC);
 		if (m1 - m0 < best) {
@@ -165,6 +184,13 @@ static int64_t miss(const struct rec *r, int64_t ns, int64_t err)
 	return lo - r->after < r->before - hi ? lo - r->after : r->before - hi;
 }
 
+/* The documented refusal, just after a failed conversion: a tagged stamp (a
+ * CLOCK_REALTIME reading, taken after a counter fault) has no other clock's value. */
+static int not_supported(const struct rec *r)
+{
+	return errno == ENOTSUP && r->k != 0 && (r->stamp & FTS_STAMP_CLOCK_TAG);
+}
+
 static void *stamper(void *arg)
 {
 	int64_t next = 0;
@@ -178,9 +204,10 @@ static void *stamper(void *arg)
 		while ((m = now(CLOCK_MONOTONIC)) < next)
 			;
 		r->mono = m;
-		r->before = now(CLOCK_REALTIME);
+		r->k = (int)(n % NCLK);
+		r->before = now(clk[r->k].id);
 		store_fast_timestamp(&r->stamp);
-		r->after = now(CLOCK_REALTIME);
+		r->after = now(clk[r->k].id);
 		__atomic_store_n(&nrecs, ++n, __ATOMIC_RELEASE);
 		next = m + SPACING_NS;
 	}
@@ -200,8 +227,11 @@ static void *converter(void *arg)
 		if (!n)
 			continue;
 		imm.count++;
-		if (fts_convert(&recs[n - 1].stamp, &ns, &err) < 0) {
-			imm.errors++;
+		if (fts_convert_clock(&recs[n - 1].stamp, clk[recs[n - 1].k].id, &ns, &err) < 0) {
+			if (not_supported(&recs[n - 1]))
+				imm.notsup++;
+			else
+				imm.errors++;
 			continue;
 		}
 		if ((m = miss(&recs[n - 1], ns, err)) == 0)
@@ -385,20 +415,23 @@ static void verify_step(const struct scenario *sc, struct fault *f, const struct
 			const struct clocks *x, const struct clocks *e)
 {
 	int64_t d = rt_mono_change(s, e), want = sc->arg * SEC;
+	/* TAI moves with a set of the wall clock; at a leap second the kernel raises its
+	 * TAI offset as it sets REALTIME back, and TAI runs on. */
+	int64_t dtai = (e->tai - e->mono) - (s->tai - s->mono), want_tai = sc->setup ? 0 : want;
 	struct timex tx = { .modes = 0 };
 	int state = adjtimex(&tx);
 	size_t used = strlen(f->what);
 
 	(void)x;
 	if (sc->setup)   /* the leap: the kernel must have been through it */
-		f->ok = state == TIME_WAIT;
+		f->ok = state == TIME_WAIT && tx.tai == TAI_OFFSET + 1;
 	else if (!f->ok)
 		return;
-	if (abs64(d - want) > 10000000)
+	if (abs64(d - want) > 10000000 || abs64(dtai - want_tai) > 10000000)
 		f->ok = 0;
 	snprintf(f->what + used, sizeof(f->what) - used,
-		 "; realtime - monotonic changed by %+.6f s, adjtimex state now %d", (double)d / 1e9,
-		 state);
+		 "; realtime - monotonic changed by %+.6f s, tai - monotonic by %+.6f s, adjtimex "
+		 "state now %d, TAI offset %d s", (double)d / 1e9, (double)dtai / 1e9, state, tx.tai);
 }
 
 static void verify_rate(const struct scenario *sc, struct fault *f, const struct clocks *s,
@@ -468,13 +501,15 @@ static void show(const char *tag, size_t i, int64_t ns, int64_t err, const struc
 	const struct rec *r = &recs[i];
 
 	if (r->before <= r->after)
-		printf("  %s #%zu t=%+.3f us: est-truth=%+" PRId64 " ns (truth = bracket mid +- %"
-		       PRId64 " ns) err=%" PRId64 " ns miss=%" PRId64 " ns\n", tag, i, rel_us(r, f),
+		printf("  %s #%zu %s t=%+.3f us: est-truth=%+" PRId64 " ns (truth = bracket mid +- %"
+		       PRId64 " ns) err=%" PRId64 " ns miss=%" PRId64 " ns\n", tag, i, clk[r->k].name,
+		       rel_us(r, f),
 		       ns - (r->before + (r->after - r->before) / 2), (r->after - r->before) / 2,
 		       err, miss(r, ns, err));
 	else
-		printf("  %s #%zu t=%+.3f us: straddling a backward step: est-before=%+" PRId64
+		printf("  %s #%zu %s t=%+.3f us: straddling a backward step: est-before=%+" PRId64
 		       " ns est-after=%+" PRId64 " ns err=%" PRId64 " ns miss=%" PRId64 " ns\n", tag, i,
+		       clk[r->k].name,
 		       rel_us(r, f), ns - r->before, ns - r->after, err, miss(r, ns, err));
 }
 
@@ -507,6 +542,7 @@ static int decision(void)
 			*c = ',';
 	/* One stamp converted: the first calibration, and with it the warp test. */
 	r.mono = now(CLOCK_MONOTONIC);
+	r.k = 0;
 	r.before = now(CLOCK_REALTIME);
 	store_fast_timestamp(&r.stamp);
 	r.after = now(CLOCK_REALTIME);
@@ -552,10 +588,18 @@ int main(int argc, char **argv)
 	pthread_t st, ct;
 	char backend_start[16], proof_start[sizeof(info.proof)];
 	int tries;
+	struct timex tx = { .modes = ADJ_TAI, .constant = TAI_OFFSET };
 	int64_t start, conv_ns, worst = 0, max_err = 0, max_gap = 0, fault_gap = 0;
+	int64_t span_lo = 0, span_hi = 0;
 	uint64_t outside = 0, straddling = 0, tagged = 0, errors = 0, wide = 0;
 	size_t n, first_wide = 0, last_wide = 0, first_tagged = 0, prev_miss = 0, runs = 0, gap_at = 0, long_gaps = 0;
 	int64_t *est, *err;
+	/* Each clock's verdict: its stamps (those it bracketed), misses, failed conversions,
+	 * and its widest bound in the span of ambiguity (-1: no stamp there) and outside. */
+	struct {
+		uint64_t stamps, outside, errors, notsup, span_stamps;
+		int64_t worst, span_err, out_err;
+	} cv[NCLK] = { 0 };
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc == 2 && !strcmp(argv[1], "decision"))
@@ -574,6 +618,12 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
 			fprintf(stderr, "%s%s", i ? " " : "", scenarios[i].name);
 		fprintf(stderr, " | decision)\n");
+		return 2;
+	}
+
+	/* CLOCK_TAI apart from CLOCK_REALTIME, before the library reads either. */
+	if (adjtimex(&tx) < 0) {
+		printf("FTS-RESULT scenario=%s error=adjtimex-ADJ_TAI-errno-%d\n", sc->name, errno);
 		return 2;
 	}
 
@@ -639,16 +689,49 @@ int main(int argc, char **argv)
 	sc->verify(sc, &f, &cs, &cx, &ce);
 	n = nrecs;
 
-	/* Every stamp, converted after the run as a log reader would. */
+	/* Every stamp, converted after the run as a log reader would, to its bracket's
+	 * clock. */
 	conv_ns = now(CLOCK_MONOTONIC);
 	for (size_t i = 0; i < n; i++)
-		if (fts_convert(&recs[i].stamp, &est[i], &err[i]) < 0) {
+		if (fts_convert_clock(&recs[i].stamp, clk[recs[i].k].id, &est[i], &err[i]) < 0) {
 			err[i] = -1;
+			if (not_supported(&recs[i])) {
+				cv[recs[i].k].notsup++;
+				continue;
+			}
+			cv[recs[i].k].errors++;
 			if (errors++ == 0)
-				printf("  conversion #%zu failed: %s\n", i, strerror(errno));
+				printf("  conversion #%zu (%s) failed: %s\n", i, clk[recs[i].k].name,
+				       strerror(errno));
 		}
 	conv_ns = now(CLOCK_MONOTONIC) - conv_ns;
 	fts_get_info(&info);
+
+	/* The span of ambiguity, from CLOCK_REALTIME's wide bounds, widened to the
+	 * CLOCK_REALTIME stamps on either side that are not wide. */
+	for (size_t i = 0; i < n; i++) {
+		if (recs[i].k != 0 || err[i] <= WIDE_NS)
+			continue;
+		if (!wide++)
+			first_wide = i;
+		last_wide = i;
+	}
+	if (wide) {
+		span_lo = span_hi = recs[first_wide].mono;
+		for (size_t i = first_wide; i-- > 0;)
+			if (recs[i].k == 0) {
+				span_lo = recs[i].mono;
+				break;
+			}
+		span_hi = recs[n - 1].mono + 1;
+		for (size_t i = last_wide + 1; i < n; i++)
+			if (recs[i].k == 0) {
+				span_hi = recs[i].mono;
+				break;
+			}
+	}
+	for (int k = 0; k < NCLK; k++)
+		cv[k].span_err = -1;
 
 	printf("FTS-FAULT scenario=%s ok=%d at=%+.3f ms after start: %s\n", sc->name, f.ok,
 	       (double)(f.mono - start) / 1e6, f.what);
@@ -659,9 +742,8 @@ int main(int argc, char **argv)
 	       (double)conv_ns / 1e9);
 	printf("misses (t relative to the fault; est-truth against the bracket's middle):\n");
 	for (size_t i = 0; i < n; i++) {
-		int64_t m;
-
-		int64_t gap = i ? recs[i].mono - recs[i - 1].mono : 0;
+		int64_t m, gap = i ? recs[i].mono - recs[i - 1].mono : 0;
+		int k = recs[i].k, in_span = wide && recs[i].mono > span_lo && recs[i].mono < span_hi;
 
 		if (gap > max_gap) {
 			max_gap = gap;
@@ -674,24 +756,31 @@ int main(int argc, char **argv)
 			first_tagged = i;
 		if (recs[i].before > recs[i].after)
 			straddling++;
+		cv[k].stamps++;
 		if (err[i] < 0)
 			continue;
 		if (err[i] > max_err)
 			max_err = err[i];
-		if (err[i] > WIDE_NS) {
-			if (!wide++)
-				first_wide = i;
-			last_wide = i;
+		if (in_span) {
+			cv[k].span_stamps++;
+			if (err[i] > cv[k].span_err)
+				cv[k].span_err = err[i];
+		} else if (err[i] > cv[k].out_err) {
+			cv[k].out_err = err[i];
 		}
 		if ((m = miss(&recs[i], est[i], err[i])) == 0)
 			continue;
 		if (outside++ < SHOW)
+			show("miss", i, est[i], err[i], &f);
+		if (cv[k].outside++ == 0 && outside > SHOW)   /* each clock's first, at least */
 			show("miss", i, est[i], err[i], &f);
 		if (i != prev_miss + 1 || !runs)
 			runs++;
 		prev_miss = i;
 		if (m > worst)
 			worst = m;
+		if (m > cv[k].worst)
+			cv[k].worst = m;
 	}
 	if (!outside)
 		printf("  none\n");
@@ -699,7 +788,8 @@ int main(int argc, char **argv)
 		printf("  %" PRIu64 " outside their bound, in %zu runs of consecutive stamps\n",
 		       outside, runs);
 	printf("immediate conversions (newest stamp, every 10 ms): %" PRIu64 ", %" PRIu64
-	       " outside, %" PRIu64 " failed\n", imm.count, imm.outside, imm.errors);
+	       " outside, %" PRIu64 " failed, %" PRIu64 " ENOTSUP (tagged, another clock)\n",
+	       imm.count, imm.outside, imm.errors, imm.notsup);
 	for (uint64_t k = 0; k < imm.outside && k < SHOW; k++)
 		show("immediate miss", imm.idx[k], imm.ns[k], imm.err[k], &f);
 	/* Stamping pauses while the guest's vCPU does not run: a step inside such a gap
@@ -708,8 +798,19 @@ int main(int argc, char **argv)
 	       " between the last stamp before the fault and the first after it\n", long_gaps,
 	       (double)max_gap / 1e3, n ? rel_us(&recs[gap_at], &f) : 0.0, (double)fault_gap / 1e3);
 	if (wide)
-		printf("wide bounds (> %d ns): %" PRIu64 " stamps, from t=%+.3f us to t=%+.3f us\n",
-		       WIDE_NS, wide, rel_us(&recs[first_wide], &f), rel_us(&recs[last_wide], &f));
+		printf("span of ambiguity: %" PRIu64 " CLOCK_REALTIME bounds > %d ns, from t=%+.3f us"
+		       " to t=%+.3f us; the span judged: t=%+.3f us to %+.3f us\n", wide, WIDE_NS,
+		       rel_us(&recs[first_wide], &f), rel_us(&recs[last_wide], &f),
+		       (double)(span_lo - f.mono) / 1e3, (double)(span_hi - f.mono) / 1e3);
+	else
+		printf("span of ambiguity: none (no CLOCK_REALTIME bound > %d ns)\n", WIDE_NS);
+	printf("per clock: stamps, outside, worst miss, widest bound in the span (stamps there)"
+	       " and outside it; tagged stamps it cannot have (ENOTSUP, documented):\n");
+	for (int k = 0; k < NCLK; k++)
+		printf("  %-4s %7" PRIu64 " %4" PRIu64 " %8" PRId64 " ns  in span %10" PRId64
+		       " ns (%5" PRIu64 ")  outside %10" PRId64 " ns  ENOTSUP %" PRIu64 "\n",
+		       clk[k].name, cv[k].stamps, cv[k].outside, cv[k].worst, cv[k].span_err,
+		       cv[k].span_stamps, cv[k].out_err, cv[k].notsup);
 	printf("library: backend %s -> %s, clocksource %s, samples %zu held / %" PRIu64
 	       " taken, step window %" PRId64 " ns, sampler %s\n", backend_start, info.backend,
 	       info.clocksource, info.samples, info.samples_taken, info.step_window_ns,
@@ -717,28 +818,42 @@ int main(int argc, char **argv)
 	printf("FTS-INFO reason=%s\n", info.reason);
 	printf("FTS-INFO proof at the start (try %d): %s\n", tries, proof_start[0] ? proof_start : "-");
 	printf("FTS-INFO proof at the end: %s\n", info.proof[0] ? info.proof : "-");
-	/* outside, worst_miss_ns: conversions after the run whose bound missed the bracket;
-	 * straddling: brackets with a backward step inside (judged as miss() says);
-	 * tagged: stamps the library took with clock_gettime (after a counter fault, or
-	 * while the warp test had not run), the first at tagged_from_us; counter_stamps:
+	/* outside, worst_miss_ns: conversions after the run whose bound missed the bracket,
+	 * every clock; straddling: brackets with a backward step inside (judged as miss()
+	 * says); tagged: stamps the library took with clock_gettime (after a counter fault,
+	 * or while the warp test had not run), the first at tagged_from_us; counter_stamps:
 	 * the others; proof_tries: the processes that ran the warp test, this one the last;
-	 * errors: failed conversions, after the run and immediate; wide*: bounds over
-	 * WIDE_NS, and where they lie relative to the fault; the rest from fts_get_info(). */
+	 * errors: failed conversions, after the run and immediate, but for ENOTSUP on a
+	 * tagged stamp to a clock other than CLOCK_REALTIME (documented: CLOCK_name_notsup
+	 * counts them, immediate_notsup the immediate ones); wide*: CLOCK_REALTIME
+	 * bounds over WIDE_NS, and where they lie relative to the fault (the span of
+	 * ambiguity); CLOCK_name_*: each clock's stamps, misses, worst miss, widest bound in
+	 * the span (-1: no stamp there) and outside it, failed conversions; the rest from
+	 * fts_get_info(). */
 	printf("FTS-RESULT scenario=%s fault_ok=%d stamps=%zu outside=%" PRIu64
 	       " worst_miss_ns=%" PRId64 " straddling=%" PRIu64 " tagged=%" PRIu64
 	       " tagged_from_us=%.1f errors=%" PRIu64 " immediate=%" PRIu64
-	       " immediate_outside=%" PRIu64 " immediate_worst_ns=%" PRId64 " wide=%" PRIu64 " wide_from_us=%.1f wide_to_us=%.1f"
+	       " immediate_outside=%" PRIu64 " immediate_notsup=%" PRIu64
+	       " immediate_worst_ns=%" PRId64 " wide=%" PRIu64 " wide_from_us=%.1f wide_to_us=%.1f"
 	       " wide_span_us=%.1f max_err_ns=%" PRId64 " max_gap_us=%.1f fault_gap_us=%.1f"
 	       " steps_seen=%" PRIu64 " suspends_seen=%" PRIu64 " samples_taken=%" PRIu64
 	       " cpu_skew_ns=%" PRId64 " proof_tries=%d counter_stamps=%" PRIu64
-	       " backend=%s clocksource=%s\n",
+	       " backend=%s clocksource=%s",
 	       sc->name, f.ok, n, outside, worst, straddling, tagged,
 	       tagged ? rel_us(&recs[first_tagged], &f) : 0.0, errors + imm.errors, imm.count,
-	       imm.outside, imm.worst, wide, wide ? rel_us(&recs[first_wide], &f) : 0.0,
+	       imm.outside, imm.notsup, imm.worst, wide, wide ? rel_us(&recs[first_wide], &f) : 0.0,
 	       wide ? rel_us(&recs[last_wide], &f) : 0.0,
 	       wide ? (double)(recs[last_wide].mono - recs[first_wide].mono) / 1e3 : 0.0, max_err,
 	       (double)max_gap / 1e3, (double)fault_gap / 1e3, info.steps_seen,
 	       info.suspends_seen, info.samples_taken, info.cpu_skew_ns, tries, n - tagged,
 	       info.backend, info.clocksource[0] ? info.clocksource : "-");
+	for (int k = 0; k < NCLK; k++)
+		printf(" %s_stamps=%" PRIu64 " %s_outside=%" PRIu64 " %s_worst_miss_ns=%" PRId64
+		       " %s_span_stamps=%" PRIu64 " %s_span_err_ns=%" PRId64 " %s_out_err_ns=%" PRId64
+		       " %s_errors=%" PRIu64 " %s_notsup=%" PRIu64, clk[k].name, cv[k].stamps,
+		       clk[k].name, cv[k].outside, clk[k].name, cv[k].worst, clk[k].name,
+		       cv[k].span_stamps, clk[k].name, cv[k].span_err, clk[k].name, cv[k].out_err,
+		       clk[k].name, cv[k].errors, clk[k].name, cv[k].notsup);
+	printf("\n");
 	return 0;
 }
