@@ -96,7 +96,7 @@ static int stop;
 
 /* What the converter thread saw: the newest stamp converted at once. */
 static struct {
-	uint64_t count, outside, errors, notsup;
+	uint64_t count, outside, errors;
 	int64_t worst;
 	size_t idx[SHOW];
 	int64_t ns[SHOW], err[SHOW];
@@ -184,13 +184,6 @@ static int64_t miss(const struct rec *r, int64_t ns, int64_t err)
 	return lo - r->after < r->before - hi ? lo - r->after : r->before - hi;
 }
 
-/* The documented refusal, just after a failed conversion: a tagged stamp (a
- * CLOCK_REALTIME reading, taken after a counter fault) has no other clock's value. */
-static int not_supported(const struct rec *r)
-{
-	return errno == ENOTSUP && r->k != 0 && (r->stamp & FTS_STAMP_CLOCK_TAG);
-}
-
 static void *stamper(void *arg)
 {
 	int64_t next = 0;
@@ -228,10 +221,7 @@ static void *converter(void *arg)
 			continue;
 		imm.count++;
 		if (fts_convert_clock(&recs[n - 1].stamp, clk[recs[n - 1].k].id, &ns, &err) < 0) {
-			if (not_supported(&recs[n - 1]))
-				imm.notsup++;
-			else
-				imm.errors++;
+			imm.errors++;
 			continue;
 		}
 		if ((m = miss(&recs[n - 1], ns, err)) == 0)
@@ -597,7 +587,7 @@ int main(int argc, char **argv)
 	/* Each clock's verdict: its stamps (those it bracketed), misses, failed conversions,
 	 * and its widest bound in the span of ambiguity (-1: no stamp there) and outside. */
 	struct {
-		uint64_t stamps, outside, errors, notsup, span_stamps;
+		uint64_t stamps, outside, errors, span_stamps;
 		int64_t worst, span_err, out_err;
 	} cv[NCLK] = { 0 };
 
@@ -695,10 +685,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < n; i++)
 		if (fts_convert_clock(&recs[i].stamp, clk[recs[i].k].id, &est[i], &err[i]) < 0) {
 			err[i] = -1;
-			if (not_supported(&recs[i])) {
-				cv[recs[i].k].notsup++;
-				continue;
-			}
 			cv[recs[i].k].errors++;
 			if (errors++ == 0)
 				printf("  conversion #%zu (%s) failed: %s\n", i, clk[recs[i].k].name,
@@ -788,8 +774,7 @@ int main(int argc, char **argv)
 		printf("  %" PRIu64 " outside their bound, in %zu runs of consecutive stamps\n",
 		       outside, runs);
 	printf("immediate conversions (newest stamp, every 10 ms): %" PRIu64 ", %" PRIu64
-	       " outside, %" PRIu64 " failed, %" PRIu64 " ENOTSUP (tagged, another clock)\n",
-	       imm.count, imm.outside, imm.errors, imm.notsup);
+	       " outside, %" PRIu64 " failed\n", imm.count, imm.outside, imm.errors);
 	for (uint64_t k = 0; k < imm.outside && k < SHOW; k++)
 		show("immediate miss", imm.idx[k], imm.ns[k], imm.err[k], &f);
 	/* Stamping pauses while the guest's vCPU does not run: a step inside such a gap
@@ -805,12 +790,12 @@ int main(int argc, char **argv)
 	else
 		printf("span of ambiguity: none (no CLOCK_REALTIME bound > %d ns)\n", WIDE_NS);
 	printf("per clock: stamps, outside, worst miss, widest bound in the span (stamps there)"
-	       " and outside it; tagged stamps it cannot have (ENOTSUP, documented):\n");
+	       " and outside it:\n");
 	for (int k = 0; k < NCLK; k++)
 		printf("  %-4s %7" PRIu64 " %4" PRIu64 " %8" PRId64 " ns  in span %10" PRId64
-		       " ns (%5" PRIu64 ")  outside %10" PRId64 " ns  ENOTSUP %" PRIu64 "\n",
+		       " ns (%5" PRIu64 ")  outside %10" PRId64 " ns\n",
 		       clk[k].name, cv[k].stamps, cv[k].outside, cv[k].worst, cv[k].span_err,
-		       cv[k].span_stamps, cv[k].out_err, cv[k].notsup);
+		       cv[k].span_stamps, cv[k].out_err);
 	printf("library: backend %s -> %s, clocksource %s, samples %zu held / %" PRIu64
 	       " taken, step window %" PRId64 " ns, sampler %s\n", backend_start, info.backend,
 	       info.clocksource, info.samples, info.samples_taken, info.step_window_ns,
@@ -823,9 +808,7 @@ int main(int argc, char **argv)
 	 * says); tagged: stamps the library took with clock_gettime (after a counter fault,
 	 * or while the warp test had not run), the first at tagged_from_us; counter_stamps:
 	 * the others; proof_tries: the processes that ran the warp test, this one the last;
-	 * errors: failed conversions, after the run and immediate, but for ENOTSUP on a
-	 * tagged stamp to a clock other than CLOCK_REALTIME (documented: CLOCK_name_notsup
-	 * counts them, immediate_notsup the immediate ones); wide*: CLOCK_REALTIME
+	 * errors: failed conversions, after the run and immediate; wide*: CLOCK_REALTIME
 	 * bounds over WIDE_NS, and where they lie relative to the fault (the span of
 	 * ambiguity); CLOCK_name_*: each clock's stamps, misses, worst miss, widest bound in
 	 * the span (-1: no stamp there) and outside it, failed conversions; the rest from
@@ -833,7 +816,7 @@ int main(int argc, char **argv)
 	printf("FTS-RESULT scenario=%s fault_ok=%d stamps=%zu outside=%" PRIu64
 	       " worst_miss_ns=%" PRId64 " straddling=%" PRIu64 " tagged=%" PRIu64
 	       " tagged_from_us=%.1f errors=%" PRIu64 " immediate=%" PRIu64
-	       " immediate_outside=%" PRIu64 " immediate_notsup=%" PRIu64
+	       " immediate_outside=%" PRIu64
 	       " immediate_worst_ns=%" PRId64 " wide=%" PRIu64 " wide_from_us=%.1f wide_to_us=%.1f"
 	       " wide_span_us=%.1f max_err_ns=%" PRId64 " max_gap_us=%.1f fault_gap_us=%.1f"
 	       " steps_seen=%" PRIu64 " suspends_seen=%" PRIu64 " samples_taken=%" PRIu64
@@ -841,7 +824,7 @@ int main(int argc, char **argv)
 	       " backend=%s clocksource=%s",
 	       sc->name, f.ok, n, outside, worst, straddling, tagged,
 	       tagged ? rel_us(&recs[first_tagged], &f) : 0.0, errors + imm.errors, imm.count,
-	       imm.outside, imm.notsup, imm.worst, wide, wide ? rel_us(&recs[first_wide], &f) : 0.0,
+	       imm.outside, imm.worst, wide, wide ? rel_us(&recs[first_wide], &f) : 0.0,
 	       wide ? rel_us(&recs[last_wide], &f) : 0.0,
 	       wide ? (double)(recs[last_wide].mono - recs[first_wide].mono) / 1e3 : 0.0, max_err,
 	       (double)max_gap / 1e3, (double)fault_gap / 1e3, info.steps_seen,
@@ -850,10 +833,10 @@ int main(int argc, char **argv)
 	for (int k = 0; k < NCLK; k++)
 		printf(" %s_stamps=%" PRIu64 " %s_outside=%" PRIu64 " %s_worst_miss_ns=%" PRId64
 		       " %s_span_stamps=%" PRIu64 " %s_span_err_ns=%" PRId64 " %s_out_err_ns=%" PRId64
-		       " %s_errors=%" PRIu64 " %s_notsup=%" PRIu64, clk[k].name, cv[k].stamps,
+		       " %s_errors=%" PRIu64, clk[k].name, cv[k].stamps,
 		       clk[k].name, cv[k].outside, clk[k].name, cv[k].worst, clk[k].name,
 		       cv[k].span_stamps, clk[k].name, cv[k].span_err, clk[k].name, cv[k].out_err,
-		       clk[k].name, cv[k].errors, clk[k].name, cv[k].notsup);
+		       clk[k].name, cv[k].errors);
 	printf("\n");
 	return 0;
 }
