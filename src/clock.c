@@ -247,18 +247,61 @@ static int past_newest(const struct fts__line *tail, uint64_t x, const struct fr
 	return fts__line_convert(tail, 1, x, ns, err);
 }
 
+/* The line a batch's last look-up found, kept for the stamps after it: a sorted batch
+ * stays in one segment, or past the newest sample, and needs no look-up more. */
+struct cached {
+	enum { CACHED_NONE, CACHED_SEGMENT, CACHED_TAIL } what;
+	struct fts__line line;
+};
+
+/* Where x lies in state p (newest: its newest sample), from the cache when it holds x,
+ * else by a look-up that the cache then keeps: 0 inside a segment, 1 past the newest
+ * sample, -1 before the first, -ENODATA (not a state); the line in ca->line. */
+static inline int locate(const struct fts_calib *c, const struct fts__pub *p, uint64_t newest,
+			 uint64_t x, struct cached *ca)
+{
+	int where;
+
+	if (ca->what == CACHED_SEGMENT && inside(&ca->line, x, newest))
+		return 0;
+	if (ca->what == CACHED_TAIL && x > newest)
+		return 1;
+	where = fts__pub_lookup(c, p, x, &ca->line);
+	ca->what = where == 0 ? CACHED_SEGMENT : where == 1 ? CACHED_TAIL : CACHED_NONE;
+	return where;
+}
+
+/* A stamp of the history used before this one (a copy of a shared history the clock
+ * left), which no one writes. */
+static int from_old(const struct fts_calib *old, uint64_t x, int64_t *ns, int64_t *err)
+{
+	struct fts__line l;
+	int where = fts__calib_find(old, x, &l);
+
+	return where < -1 ? -EAGAIN : fts__line_convert(&l, where, x, ns, err);
+}
+
+/* A tagged stamp on CLOCK_REALTIME: its own reading, exact. */
+static void tagged_at(fast_timestamp_t x, int64_t *ns, int64_t *err)
+{
+	*ns = clock_stamp_ns(x);
+	if (err)
+		*err = 0;
+}
+
 /* Convert stamps[0..n) into ns/err (err may be NULL) with the process clock's
- * histories (fts__clock_view): the one in use, and the one used before it, if any.
- * f, if not NULL, is the fresh line (kept: rule 12), for the stamps it covers and the
- * bridge before it; read, if not NULL, a clock read after every stamp
- * (fts__clock_fresh), for the others past the newest sample. -EAGAIN when a history
- * another process writes kept moving; -ESTALE for a counter stamp with no history in
- * view (another thread left the shared one and is making the process's). */
+ * histories of clock k (fts__clock_view): the one in use, and the one used before it,
+ * if any. f, if not NULL, is the fresh line (kept: rule 12), for the stamps it covers
+ * and the bridge before it; read, if not NULL, a clock read after every stamp
+ * (fts__clock_fresh), for the others past the newest sample. Tagged stamps give their
+ * CLOCK_REALTIME reading. -EAGAIN when a history another process writes kept moving;
+ * -ESTALE for a counter stamp with no history in view (another thread left the shared
+ * one and is making the process's). */
 static int convert_many(int k, const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
 			const struct fresh_view *f, const struct fts__line *read)
 {
 	struct fts__clock_view v;
-	struct fts__line seg, otail;
+	struct fts__line otail;
 	struct fts__reading rd = { 0 };
 	const struct fts__pub *p;
 	uint64_t newest, onewest = 0;
@@ -269,65 +312,40 @@ static int convert_many(int k, const fast_timestamp_t *stamps, size_t n, int64_t
 		for (size_t i = 0; i < n; i++) {
 			if (!(stamps[i] & FTS_STAMP_CLOCK_TAG))
 				return -ESTALE;
-			ns[i] = clock_stamp_ns(stamps[i]);
-			if (err)
-				err[i] = 0;
+			tagged_at(stamps[i], &ns[i], err ? &err[i] : NULL);
 		}
 		return 0;
 	}
-	if (v.old) {   /* a copy: no one writes it */
+	if (v.old) {
 		onewest = fts__calib_newest_counter(v.old);
 		fts__calib_find(v.old, onewest + 1, &otail);
 	}
 retry:
 	p = fts__latch_read(v.cur, &rd);
-	rc = 0;
 	newest = FTS__LD(p->newest);
-	seg.c0 = 1;   /* no segment cached yet: c0 > c1 */
-	seg.c1 = 0;
-	seg.grow = 0;
+	rc = 0;
+	struct cached ca = { .what = CACHED_NONE };
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		fast_timestamp_t x = stamps[i];
 		int64_t *e = err ? &err[i] : NULL;
-		struct fts__line ol;
 		int where;
 
 		if (x & FTS_STAMP_CLOCK_TAG) {
-			ns[i] = clock_stamp_ns(x);
-			if (e)
-				*e = 0;
-			continue;
-		}
-		if (f && fresh_covers(f, x)) {
+			tagged_at(x, &ns[i], e);
+		} else if (f && fresh_covers(f, x)) {
 			fresh_at(f, x, &ns[i], e);
-			continue;
-		}
-		if (v.old && x <= onewest) {
-			where = fts__calib_find(v.old, x, &ol);
-			rc = where == -ENODATA ? -EAGAIN : fts__line_convert(&ol, where, x, &ns[i], e);
-			continue;
-		}
-		/* Sorted batches stay in one segment (or past the newest): no look-up. */
-		if (!seg.grow && inside(&seg, x, newest)) {
-			if (!err && line_run(&seg, stamps, n, ns, &i, newest))
-				continue;
-			where = 0;
-		} else if (seg.grow && x > newest && seg.c0 == newest) {
-			where = 1;
-		} else if ((where = fts__pub_lookup(v.cur, p, x, &seg)) == -ENODATA) {
+		} else if (v.old && x <= onewest) {
+			rc = from_old(v.old, x, &ns[i], e);
+		} else if ((where = locate(v.cur, p, newest, x, &ca)) == -ENODATA) {
 			rc = -EAGAIN;
-			break;
-		}
-		if (where < 0 && v.old)
-			rc = fts__bridge(&otail, &seg, x, &ns[i], e);
-		else if (where > 0)
-			rc = past_newest(&seg, x, f, read, &ns[i], e);
-		else
-			rc = fts__line_convert(&seg, where, x, &ns[i], e);
-		if (where < 0) {  /* a line cached from before the history is no use */
-			seg.c0 = 1;
-			seg.c1 = 0;
-			seg.grow = 0;
+		} else if (where == 0 && !err && line_run(&ca.line, stamps, n, ns, &i, newest)) {
+			continue;
+		} else if (where < 0 && v.old) {   /* between the old history and this (rule 11) */
+			rc = fts__bridge(&otail, &ca.line, x, &ns[i], e);
+		} else if (where > 0) {
+			rc = past_newest(&ca.line, x, f, read, &ns[i], e);
+		} else {
+			rc = fts__line_convert(&ca.line, where, x, &ns[i], e);
 		}
 	}
 	if ((again = fts__latch_again(v.cur, &rd)) > 0)
