@@ -630,6 +630,8 @@ static size_t block_ends(const unsigned char *f, size_t n, size_t *ends, size_t 
 			break;
 		if (type == FTS__BLK_SAMPLES)
 			ns += len / FTS__SAMPLE_BYTES;
+		if (type == FTS__BLK_CLKSAMPLES)
+			ns += len / FTS__CLKSAMPLE_BYTES;
 		ends[k] = end;
 		samples[k++] = ns;
 		at = end;
