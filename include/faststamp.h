@@ -488,7 +488,10 @@ FTS__API int fts_calib_range(const struct fts_calib *c, uint64_t *oldest, uint64
  * A history file (format: faststamp-history(5)) holds a saved history, or the samples
  * and events of the process clock as they were taken. Either converts every counter
  * value to the same time and bound in any process, any time later, on any machine
- * that reads the file: `faststamp convert` does it from the command line. A counter
+ * that reads the file: `faststamp convert` does it from the command line. The process
+ * clock's files (fts_clock_save, fts_clock_record; format 3) hold every clock of
+ * fts_convert_clock (`faststamp convert --clock`); fts_calib_save's, and files of
+ * formats 1 and 2, one history, read as CLOCK_REALTIME's. A counter
  * value means something only in the boot it was read in: the file names its boot
  * (`faststamp history FILE` shows it), and so should a log of stamps. */
 
@@ -502,7 +505,9 @@ FTS__API int fts_calib_save(const struct fts_calib *c, int fd);
 
 /* fts_calib_load - read a history file from fd: a saved history (it converts, and
  * takes no samples: fts_calib_add() on it fails with EPERM), or a record (its samples
- * replayed: it takes more). Free it with fts_calib_free(). Returns NULL with errno:
+ * replayed: it takes more). Of a file of every clock (fts_clock_save, fts_clock_record)
+ * it gives CLOCK_REALTIME's history, building no other (their blocks are checked for
+ * their checksums). Free it with fts_calib_free(). Returns NULL with errno:
  * EBADMSG (not a history file, a version this library does not read, a bad checksum,
  * a saved history cut short, segments out of order), ENODATA (a record of fewer than
  * two samples: only started, or stopped at once, or cut short before its second;
@@ -518,20 +523,27 @@ FTS__API int fts_calib_save(const struct fts_calib *c, int fd);
 FTS__API struct fts_calib *fts_calib_load(int fd);
 
 /* fts_clock_save - write the process clock's history, now, to fd (as fts_calib_save,
- * with the counter's kind and frequency, the clocksource and this boot's id). Returns
+ * with the counter's kind and frequency, the clocksource and this boot's id): every
+ * clock's (fts_convert_clock), taken at one sample; CLOCK_REALTIME's alone while the
+ * process uses the shared history of an earlier build's `faststamp serve`. ~40 bytes
+ * a segment of each clock. Returns
  * 0, or -1 with errno as fts_calib_save (ENODATA: no conversion yet, and so no
  * history: see fts_clock_start). Thread-safe, not async-signal-safe. */
 FTS__API int fts_clock_save(int fd);
 
 /* fts_clock_record - from now on, append every sample and every event (step, suspend,
  * counter fault) of the process clock to the file at path, so that any stamp the
- * process stores while recording converts later from the file alone.
+ * process stores while recording converts later from the file alone, to every clock of
+ * fts_convert_clock: each sample holds each clock's reading in its own counter bracket
+ * and each clock's step flag (128 bytes a sample, 1.3 kB a second at the default 100 ms
+ * period), so that its replay rebuilds each clock's history as the process had it.
  *
  * Starts calibrating at once, and keeps the sampler thread running while recording,
  * even if the process never converts. Samples are buffered and written once a second
  * (and at every event): a crash loses at most the last second. A new or empty file is
  * started; a record of this boot and counter is appended to (one cut short inside a
- * block goes on from its last whole block); anything else is left alone (EEXIST).
+ * block goes on from its last whole block); anything else, a record of an older format
+ * included, is left alone (EEXIST).
  * One recorder a file: the recorder holds an exclusive flock(2) on it while it records, and a second fts_clock_record on the same file, from this process
  * or any other, fails with EBUSY and changes nothing in it. A call that fails leaves
  * nothing behind: a file it created is removed, a file it found is left as it was.

@@ -4,8 +4,10 @@
  * header that holds says what its writer wrote, so a file that ends inside a block
  * was cut there. Everything little-endian. A reader trusts nothing: every length is
  * checked against what is left, every count against its block, every segment's order
- * and fixed point, before a byte of it is used. Format 1 (16-byte block headers, the
- * payload's CRC only) is still read. */
+ * and fixed point, before a byte of it is used. Format 3 holds every clock of the
+ * process clock (a sample of each clock in a bracket of its own; a saved history a
+ * clock); formats 1 (16-byte block headers, the payload's CRC only) and 2 hold one
+ * history, read as CLOCK_REALTIME's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -190,6 +192,19 @@ size_t fts__put_sample(unsigned char *buf, uint64_t before, int64_t ref, uint64_
 	return FTS__SAMPLE_BYTES;
 }
 
+size_t fts__put_clksample(unsigned char *buf, const struct fts__cbracket k[FTS__NCLK],
+			  uint32_t steps)
+{
+	for (int j = 0; j < FTS__NCLK; j++) {
+		put64(buf + 24 * j, k[j].b);
+		put64(buf + 24 * j + 8, (uint64_t)k[j].ns);
+		put64(buf + 24 * j + 16, k[j].a);
+	}
+	put32(buf + 24 * FTS__NCLK, steps);
+	put32(buf + 24 * FTS__NCLK + 4, 0);
+	return FTS__CLKSAMPLE_BYTES;
+}
+
 size_t fts__put_event(unsigned char *buf, const struct fts__event *e)
 {
 	memset(buf, 0, FTS__EVENT_BYTES);
@@ -221,15 +236,17 @@ static void put_line(unsigned char *p, const struct fts__line *l)
 }
 
 /* The SEGS payload of the state published now, read as a reader reads: a history
- * another process writes is read again when it moved meanwhile. */
-static int segs_payload(const struct fts_calib *c, unsigned char **out, size_t *outlen)
+ * another process writes is read again when it moved meanwhile. It starts pre bytes
+ * into *out (room for a CLKSEGS block's clock fields); *outlen counts them. */
+static int segs_payload(const struct fts_calib *c, size_t pre, unsigned char **out,
+			size_t *outlen)
 {
 	for (unsigned tries = 0; tries < FTS__MAX_RETRIES; tries++) {
 		unsigned latch = fts__latch_begin(c);
 		const struct fts__pub *p = fts__pub_of(c, latch);
 		size_t n = (size_t)FTS__LD(p->nfinal) + FTS__LD(p->nprov), len;
 		struct fts__line hl, tl;
-		unsigned char *b;
+		unsigned char *b, *q;
 		int bad = 0;
 
 		if (!FTS__LD(p->newest) || n == 0) {
@@ -239,23 +256,24 @@ static int segs_payload(const struct fts_calib *c, unsigned char **out, size_t *
 		}
 		if (n > (size_t)c->dircap * FTS__CHUNK_RECS + FTS__MAX_PROV)
 			return -EBADMSG;   /* more than its own geometry holds (a hostile file) */
-		len = SEGS_FIXED + n * SEG_BYTES;
+		len = pre + SEGS_FIXED + n * SEG_BYTES;
 		if (len > MAX_BLOCK)
 			return -EFBIG;
 		if (!(b = malloc(len)))
 			return -ENOMEM;
+		q = b + pre;
 		fts__end_load(c, &p->head, &hl);
 		fts__end_load(c, &p->tail, &tl);
-		put64(b, n);
-		put64(b + 8, FTS__LD(p->newest));
-		put_line(b + 16, &hl);
-		put_line(b + 16 + END_BYTES, &tl);
+		put64(q, n);
+		put64(q + 8, FTS__LD(p->newest));
+		put_line(q + 16, &hl);
+		put_line(q + 16 + END_BYTES, &tl);
 		for (size_t i = 0; i < n && !bad; i++) {
 			uint64_t key;
 			struct fts__rec r;
 			bad = fts__pub_segment(c, p, i, &key, &r) < 0;
 			if (!bad)
-				put_rec(b + SEGS_FIXED + i * SEG_BYTES, key, &r);
+				put_rec(q + SEGS_FIXED + i * SEG_BYTES, key, &r);
 		}
 		if (!fts__latch_retry(c, latch) && !bad) {
 			*out = b;
@@ -273,11 +291,41 @@ int fts__calib_save_head(const struct fts_calib *c, int fd, const struct fts__he
 	size_t len;
 	int rc;
 
-	if ((rc = segs_payload(c, &b, &len)) < 0)
+	if ((rc = segs_payload(c, 0, &b, &len)) < 0)
 		return rc;
 	if ((rc = fts__write_header(fd, h)) == 0)
 		rc = fts__write_block(fd, FTS__BLK_SEGS, b, (uint32_t)len);
 	free(b);
+	return rc;
+}
+
+/* A CLKSEGS block a clock, in the clocks' order, each naming every clock the file holds:
+ * a saved file cut between two of them is found short of a clock. */
+int fts__calib_save_clocks(const struct fts_calib *const c[FTS__NCLK], int fd,
+			   const struct fts__head *h)
+{
+	unsigned held = 0;
+	int rc;
+
+	for (int k = 0; k < FTS__NCLK; k++)
+		if (c[k] && fts_calib_count(c[k]) >= 2)
+			held |= 1u << k;
+	if (!(held & 1u << FTS__CLK_REALTIME))
+		return -ENODATA;
+	if ((rc = fts__write_header(fd, h)) < 0)
+		return rc;
+	for (int k = 0; k < FTS__NCLK && rc == 0; k++) {
+		unsigned char *b;
+		size_t len;
+		if (!(held & 1u << k))
+			continue;
+		if ((rc = segs_payload(c[k], 8, &b, &len)) < 0)
+			break;
+		put32(b, (uint32_t)k);
+		put32(b + 4, held);
+		rc = fts__write_block(fd, FTS__BLK_CLKSEGS, b, (uint32_t)len);
+		free(b);
+	}
 	return rc;
 }
 
@@ -483,7 +531,7 @@ struct fts_calib *fts__calib_copy(const struct fts_calib *c)
 	size_t len;
 	int err;
 
-	if (segs_payload(c, &b, &len) < 0)
+	if (segs_payload(c, 0, &b, &len) < 0)
 		return NULL;
 	if ((p = malloc(sizeof(*p)))) {
 		*p = (struct payload){ .fd = -1, .mem = b, .left = len };
@@ -496,7 +544,7 @@ struct fts_calib *fts__calib_copy(const struct fts_calib *c)
 	return copy;
 }
 
-/* The file header, 16 bytes: its version (1 or 2) when whole and known, 0 when the
+/* The file header, 16 bytes: its version (1 to 3) when whole and known, 0 when the
  * file ends inside it (or is empty) and what is there is a header's start, or
  * negative errno. */
 static int read_file_header(int fd, unsigned char f[16])
@@ -515,24 +563,48 @@ static int read_file_header(int fd, unsigned char f[16])
 	return -EBADMSG;
 }
 
-/* Replay a SAMPLES payload of len bytes into *c (made at the first). 0 or negative
- * errno. */
-static int load_samples(struct payload *p, uint32_t len, struct fts_calib **c,
+/* What a load builds, and what it found so far. */
+struct loading {
+	unsigned want;                   /* the clocks to build, 1 << k */
+	struct fts_calib *c[FTS__NCLK];
+	uint32_t record;                 /* SAMPLES or CLKSAMPLES: the record's type, 0 */
+	unsigned segs_seen;              /* the clocks whose saved history was read */
+	int segs_last;                   /* the last of them, -1 */
+};
+
+/* Replay a SAMPLES or CLKSAMPLES payload of len bytes into the histories wanted (made at
+ * the first). A sample a history does not take (out of order) stays out of it, as the
+ * recording process left it out (it records every sample it took, whichever clocks'
+ * histories took it); a SAMPLES sample CLOCK_REALTIME's does not take is damage, as
+ * its recorder took only such samples. 0 or negative errno. */
+static int load_samples(struct payload *p, uint32_t type, uint32_t len, struct loading *ld,
 			struct fts__fileinfo *fi)
 {
+	size_t sz = type == FTS__BLK_CLKSAMPLES ? FTS__CLKSAMPLE_BYTES : FTS__SAMPLE_BYTES;
+	unsigned build = ld->want & (type == FTS__BLK_CLKSAMPLES ? FTS__ALL_CLOCKS : 1u);
 	int rc;
 
-	if (!*c && !(*c = fts_calib_new()))
-		return -ENOMEM;
+	for (int k = 0; k < FTS__NCLK; k++)
+		if (build & 1u << k && !ld->c[k] && !(ld->c[k] = fts_calib_new()))
+			return -ENOMEM;
 	while (len) {
 		size_t m = len < PIECE ? len : PIECE;
 		if ((rc = take(p, m)) < 0)
 			return rc;
-		for (size_t i = 0; i < m; i += FTS__SAMPLE_BYTES) {
+		for (size_t i = 0; i < m; i += sz) {
 			const unsigned char *s = p->piece + i;
-			if (fts__calib_add_sample(*c, get64(s), (int64_t)get64(s + 8), get64(s + 16),
-						  get32(s + 24) & FTS__SAMPLE_STEP) < 0)
-				return errno == ENOMEM ? -ENOMEM : -EBADMSG;
+			uint32_t steps = get32(s + (sz == FTS__SAMPLE_BYTES ? 24 : 24 * FTS__NCLK));
+			for (int k = 0; k < FTS__NCLK; k++) {
+				const unsigned char *q = s + 24 * k;
+				if (!(build & 1u << k) ||
+				    fts__calib_add_sample(ld->c[k], get64(q), (int64_t)get64(q + 8),
+							  get64(q + 16), (steps >> k) & 1) == 0)
+					continue;
+				if (errno == ENOMEM)
+					return -ENOMEM;
+				if (type == FTS__BLK_SAMPLES)
+					return -EBADMSG;
+			}
 			fi->samples++;
 		}
 		len -= (uint32_t)m;
@@ -540,11 +612,52 @@ static int load_samples(struct payload *p, uint32_t len, struct fts_calib **c,
 	return 0;
 }
 
+/* A SEGS or CLKSEGS payload of len bytes: the saved history of one clock, built if
+ * wanted, else checked for its length and passed over. 0 or negative errno. */
+static int load_saved(struct payload *p, uint32_t type, uint32_t len, struct loading *ld,
+		      struct fts__fileinfo *fi, int *err)
+{
+	unsigned held = 1u << FTS__CLK_REALTIME;
+	int k = FTS__CLK_REALTIME, rc;
+
+	if (type == FTS__BLK_CLKSEGS) {
+		/* rising clocks, each naming the same set, which holds CLOCK_REALTIME */
+		if (fi->version < 3 || fi->plain || len < 8)
+			return -EBADMSG;
+		if ((rc = take(p, 8)) < 0)
+			return rc;
+		k = (int)(get32(p->piece) < FTS__NCLK ? get32(p->piece) : FTS__NCLK);
+		held = get32(p->piece + 4);
+		len -= 8;
+		if (k == FTS__NCLK || held & ~FTS__ALL_CLOCKS || !(held & 1u << k) ||
+		    !(held & 1u << FTS__CLK_REALTIME) || k <= ld->segs_last ||
+		    (fi->saved && held != fi->clocks))
+			return -EBADMSG;
+	} else if (fi->saved) {
+		return -EBADMSG;   /* one SEGS block, alone */
+	} else {
+		fi->plain = 1;
+	}
+	fi->saved = 1;
+	fi->clocks = held;
+	ld->segs_seen |= 1u << k;
+	ld->segs_last = k;
+	if (len < SEGS_FIXED || (len - SEGS_FIXED) % SEG_BYTES)
+		return -EBADMSG;
+	if (k == FTS__CLK_REALTIME)
+		fi->segments = (len - SEGS_FIXED) / SEG_BYTES;
+	if (!(ld->want & 1u << k))
+		return skip(p, len);
+	if (!(ld->c[k] = load_segs(p, len, err)))
+		return -*err;
+	return 0;
+}
+
 /* One block's payload, of type and len, with pad bytes after it; its checksum
  * (crc, of the payload and padding; format 1: of the payload only) checked at its
  * end. 0 or negative errno. */
 static int load_block(struct payload *p, uint32_t type, uint32_t len, uint32_t pad,
-		      uint32_t crc, struct fts_calib **c, struct fts__fileinfo *fi, int *err)
+		      uint32_t crc, struct loading *ld, struct fts__fileinfo *fi, int *err)
 {
 	int rc = 0;
 	uint32_t sum;
@@ -564,17 +677,22 @@ static int load_block(struct payload *p, uint32_t type, uint32_t len, uint32_t p
 		rc = skip(p, len - HEAD_BYTES);
 		break;
 	case FTS__BLK_SEGS:
-		if (!fi->has_head || *c)
+	case FTS__BLK_CLKSEGS:
+		if (!fi->has_head || ld->record)
 			return -EBADMSG;
-		if (!(*c = load_segs(p, len, err)))
-			return -*err;
-		fi->saved = 1;
-		fi->segments = (len - SEGS_FIXED) / SEG_BYTES;   /* load_segs checked it */
+		rc = load_saved(p, type, len, ld, fi, err);
 		break;
 	case FTS__BLK_SAMPLES:
-		if (!fi->has_head || fi->saved || len % FTS__SAMPLE_BYTES)
+	case FTS__BLK_CLKSAMPLES:
+		/* one kind of samples a record: a clock's history is fed by every sample */
+		if (!fi->has_head || fi->saved || (ld->record && ld->record != type) ||
+		    (type == FTS__BLK_CLKSAMPLES && fi->version < 3) ||
+		    len % (type == FTS__BLK_CLKSAMPLES ? FTS__CLKSAMPLE_BYTES : FTS__SAMPLE_BYTES))
 			return -EBADMSG;
-		rc = load_samples(p, len, c, fi);
+		ld->record = type;
+		fi->plain = type == FTS__BLK_SAMPLES;
+		fi->clocks = fi->plain ? 1u << FTS__CLK_REALTIME : FTS__ALL_CLOCKS;
+		rc = load_samples(p, type, len, ld, fi);
 		break;
 	case FTS__BLK_EVENT:
 		if (!fi->has_head || len < FTS__EVENT_BYTES)
@@ -618,19 +736,21 @@ static int load_block(struct payload *p, uint32_t type, uint32_t len, uint32_t p
 	return 0;
 }
 
-struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)
+int fts__load_clocks(int fd, unsigned want, struct fts_calib *out[FTS__NCLK],
+		     struct fts__fileinfo *info)
 {
 	struct fts__fileinfo fi = { 0 };
+	struct loading ld = { .want = want, .segs_last = -1 };
 	unsigned char f[16], h[FTS__BLOCK_HEAD_BYTES], *b = NULL;
-	struct fts_calib *c = NULL;
 	struct payload *p = NULL;
 	struct stat st;
 	off_t start = -1, size = 0;
 	size_t hlen;
 	uint32_t seed;
-	int rc;
+	int rc, err;   /* load_segs's */
 
-	*err = EBADMSG;
+	for (int k = 0; k < FTS__NCLK; k++)
+		out[k] = NULL;
 	/* A regular file's length says which blocks it holds whole: those are read as
 	 * they are used. Anything else (a pipe) is read a whole block at a time. */
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (start = lseek(fd, 0, SEEK_CUR)) >= 0)
@@ -694,11 +814,12 @@ struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)
 				p->mem = b;
 			}
 		}
-		if (rc == -EBADMSG && type != FTS__BLK_SEGS) {
+		/* a saved history is whole or nothing */
+		if (rc == -EBADMSG && type != FTS__BLK_SEGS && type != FTS__BLK_CLKSEGS) {
 			fi.cut = 1;   /* inside its payload: a record keeps its whole blocks */
 			break;
 		}
-		if (rc < 0 || (rc = load_block(p, type, len, pad, get32(h + 12), &c, &fi, err)) < 0)
+		if (rc < 0 || (rc = load_block(p, type, len, pad, get32(h + 12), &ld, &fi, &err)) < 0)
 			goto fail;
 		fi.whole += hlen + len + pad;
 	}
@@ -710,23 +831,50 @@ ends:
 		rc = -ENODATA;
 		goto fail;
 	}
-	if (fts_calib_count(c) < 2)
+	/* a saved history cut between its clocks' blocks */
+	if (fi.saved && ld.segs_seen != fi.clocks)
 		goto bad;
+	for (int k = 0; k < FTS__NCLK; k++) {
+		if (!ld.c[k] || fts_calib_count(ld.c[k]) >= 2)
+			continue;
+		if (k == FTS__CLK_REALTIME)
+			goto bad;
+		/* a clock whose history took fewer than two of the samples: none */
+		fts_calib_free(ld.c[k]);
+		ld.c[k] = NULL;
+		fi.clocks &= ~(1u << k);
+	}
 	free(b);
 	free(p);
 	if (info)
 		*info = fi;
-	return c;
+	for (int k = 0; k < FTS__NCLK; k++)
+		out[k] = ld.c[k];
+	return 0;
 bad:
 	rc = -EBADMSG;
 fail:
-	*err = -rc;
 	if (info)
 		*info = fi;   /* what was read before the failure */
 	free(b);
 	free(p);
-	fts_calib_free(c);
-	return NULL;
+	for (int k = 0; k < FTS__NCLK; k++)
+		fts_calib_free(ld.c[k]);
+	return rc;
+}
+
+struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)
+{
+	struct fts_calib *c[FTS__NCLK];
+	int rc = fts__load_clocks(fd, 1u << FTS__CLK_REALTIME, c, info);
+
+	*err = rc < 0 ? -rc : 0;
+	return rc < 0 ? NULL : c[FTS__CLK_REALTIME];
+}
+
+int fts__file_load_clocks(int fd, struct fts_calib *out[FTS__NCLK])
+{
+	return fts__load_clocks(fd, FTS__ALL_CLOCKS, out, NULL);
 }
 
 struct fts_calib *fts_calib_load(int fd)

@@ -604,20 +604,22 @@ static void record_flush(void)
 	fts__now(CLOCK_MONOTONIC, &rec.flushed_at);
 	if (!rec.n)
 		return;
-	rc = fts__write_block(rec.fd, FTS__BLK_SAMPLES, rec.buf, (uint32_t)rec.n);
+	rc = fts__write_block(rec.fd, FTS__BLK_CLKSAMPLES, rec.buf, (uint32_t)rec.n);
 	rec.n = 0;
 	if (rc < 0)
 		record_stop(-rc);
 }
 
-static void record_sample(const struct psample *s, uint32_t flags)
+/* A sample of every clock, each in its bracket; steps: bit k, clock k's history was
+ * told of a step before it (so a replay tells it the same). */
+static void record_sample(const struct psample *s, uint32_t steps)
 {
 	int64_t now;
 
 	if (rec.fd < 0)
 		return;
-	if (rec.cap - rec.n < FTS__SAMPLE_BYTES) {
-		size_t cap = rec.cap ? rec.cap * 2 : 64 * FTS__SAMPLE_BYTES;
+	if (rec.cap - rec.n < FTS__CLKSAMPLE_BYTES) {
+		size_t cap = rec.cap ? rec.cap * 2 : 64 * FTS__CLKSAMPLE_BYTES;
 		unsigned char *b = realloc(rec.buf, cap);
 		if (!b) {
 			record_stop(ENOMEM);
@@ -626,7 +628,7 @@ static void record_sample(const struct psample *s, uint32_t flags)
 		rec.buf = b;
 		rec.cap = cap;
 	}
-	rec.n += fts__put_sample(rec.buf + rec.n, s->b, s->rt, s->a, flags);
+	rec.n += fts__put_clksample(rec.buf + rec.n, s->k, steps);
 	if (fts__now(CLOCK_MONOTONIC, &now) == 0 && now - rec.flushed_at >= RECORD_FLUSH_NS)
 		record_flush();
 }
@@ -657,6 +659,7 @@ static int sample_locked(const char *why)
 	enum verdict v;
 	char found[128];
 	int rc, brk, off;
+	uint32_t steps;
 
 	if (faulted)
 		return -EIO;
@@ -692,6 +695,7 @@ static int sample_locked(const char *why)
 	 * counter that stopped or ran on): the history is told, and need not guess. A
 	 * counter that jumped the history finds itself (calib.c, rule 3). */
 	brk = e.step || e.suspend;
+	steps = (uint32_t)brk << FTS__CLK_REALTIME;
 	if (v != FAULT_DROP && fts__calib_add_sample(hist, s.b, s.rt, s.a, brk) < 0 && v == HEALTHY)
 		return -EAGAIN;
 	/* Each other clock is told of the events that move it against the counter: a set
@@ -701,9 +705,10 @@ static int sample_locked(const char *why)
 		int kbrk = k == FTS__CLK_TAI ? e.tai_step || e.suspend :
 			   k == FTS__CLK_BOOTTIME ? e.suspend : e.ran_on;
 		fts__calib_add_sample(hists[k], s.k[k].b, s.k[k].ns, s.k[k].a, kbrk);
+		steps |= (uint32_t)kbrk << k;
 	}
 	if (v != FAULT_DROP)
-		record_sample(&s, brk ? FTS__SAMPLE_STEP : 0);
+		record_sample(&s, steps);
 	if (e.step)
 		record_event(FTS__EV_STEP, &s, e.step_ns, "the wall clock was set");
 	if (e.suspend)
@@ -1259,8 +1264,12 @@ int fts_clock_save(int fd)
 	clock_id(&h, 1);   /* outside the lock: it may measure the frequency (10 ms) */
 	pthread_mutex_lock(&lock);
 	{
-		const struct fts_calib *c = fts__clock_history(FTS__CLK_REALTIME);
-		rc = c && fts_calib_count(c) >= 2 ? fts__calib_save_head(c, fd, &h) : -ENODATA;
+		/* every clock's, at one sample (under the lock the sampler adds under); an
+		 * earlier build's shared history holds CLOCK_REALTIME's alone */
+		const struct fts_calib *c[FTS__NCLK];
+		for (int k = 0; k < FTS__NCLK; k++)
+			c[k] = fts__clock_history(k);
+		rc = fts__calib_save_clocks(c, fd, &h);
 	}
 	pthread_mutex_unlock(&lock);
 	return rc < 0 ? fts__fail(-rc) : 0;
@@ -1286,8 +1295,9 @@ static int same_record(int fd, const struct fts__head *h, off_t *keep)
 		return 0;
 	if (!fi.has_head)
 		return fi.cut && (*keep = 0, 1);
-	/* a record of an older format is left alone: its blocks are not ours */
-	return fi.version == FTS__FILE_VERSION && !fi.saved && fi.head.kind == h->kind &&
+	/* a record of an older format, or of one clock (SAMPLES), is left alone: its blocks
+	 * are not ours */
+	return fi.version == FTS__FILE_VERSION && !fi.saved && !fi.plain && fi.head.kind == h->kind &&
 	       !memcmp(fi.head.boot_id, h->boot_id, 16);
 }
 

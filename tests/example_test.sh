@@ -39,6 +39,19 @@ paste -d ' ' "$work/times" "$work/brackets" | awk '
     d = ns < t0 ? t0 - ns : (ns > t1 ? ns - t1 : 0); if (d <= 1000) close1us++; sum += err }
   END { printf "%d stamps converted in another process: %d outside their bound, %.2f%% within 1 us of the bracket, mean bound %.0f ns\n", n, bad, 100 * close1us / n, sum / n
         exit bad > 0 }' || fail "some times lie outside their bound"
+# Every clock: the record holds each; MONOTONIC and MONOTONIC_RAW never step back, so
+# conversions of the stamps (stored in increasing order) never decrease.
+grep -q '^clocks: *CLOCK_REALTIME, CLOCK_TAI, CLOCK_MONOTONIC, CLOCK_BOOTTIME, CLOCK_MONOTONIC_RAW$' \
+  "$work/summary" || fail "history does not list every clock: $(cat "$work/summary")"
+for clock in tai monotonic boottime raw; do
+  "$tool" convert --history "$work/clock.fth" --in "$work/events.bin" --binary --clock $clock \
+    --bound > "$work/times-$clock" || fail "convert --clock $clock exited $?"
+  [ "$(wc -l < "$work/times-$clock")" -eq 20000 ] || fail "--clock $clock: $(wc -l < "$work/times-$clock") times"
+done
+for clock in monotonic raw; do
+  awk 'NR > 1 && $1 < last { print "back at " NR ": " last " then " $1; exit 1 } { last = $1 }' \
+    "$work/times-$clock" || fail "--clock $clock went back"
+done
 # The same stamps as text, one per line; iso and timespec formats.
 od -An -v -t u8 -w8 "$work/events.bin" | head -n 3 | tr -d ' ' > "$work/lines"
 printf 'bogus\n0x%x\n' "$(head -n 1 "$work/lines")" >> "$work/lines"

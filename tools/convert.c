@@ -1,6 +1,6 @@
 /* faststamp convert - stamps to times, later, in another process: with a history file
- * (fts_clock_record, fts_clock_save, fts_calib_save), read stamps and print what the
- * clock read when each was stored. */
+ * (fts_clock_record, fts_clock_save, fts_calib_save), read stamps and print what a
+ * clock (CLOCK_REALTIME, or --clock) read when each was stored. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,15 +13,22 @@
 static const char usage[] =
 	"usage: faststamp convert --history FILE [--in FILE] [--binary]\n"
 	"                         [--format ns|timespec|iso] [--bound]\n"
+	"                         [--clock realtime|tai|monotonic|boottime|raw]\n"
 	"  Convert stamps with the history in FILE (a record or a saved history) and print\n"
-	"  one line per stamp: what CLOCK_REALTIME read when it was stored.\n"
+	"  one line per stamp: what the clock read when it was stored.\n"
 	"  --history FILE  the history file\n"
+	"  --clock C       CLOCK_REALTIME (the default), CLOCK_TAI, CLOCK_MONOTONIC,\n"
+	"                  CLOCK_BOOTTIME or CLOCK_MONOTONIC_RAW: files of format 3\n"
+	"                  (fts_clock_record, fts_clock_save) hold every clock; older ones,\n"
+	"                  and fts_calib_save's, CLOCK_REALTIME alone (the others: exit 1)\n"
 	"  --in FILE       stamps from FILE (default: standard input, also for '-')\n"
 	"  --binary        stamps as little-endian 64-bit words (default: one per line,\n"
 	"                  decimal, or hexadecimal with 0x, up to 255 bytes)\n"
 	"  --format F      ns (ns since the epoch, the default), timespec (SEC.NSEC) or\n"
 	"                  iso (UTC, YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ)\n"
 	"  --bound         after the time, a space and the error bound in ns\n"
+	"A stamp that is a CLOCK_REALTIME reading (bit 63: stored after a counter fault)\n"
+	"converts to CLOCK_REALTIME alone.\n"
 	"Exit 0 when every stamp converted, 1 when some did not (each one named on\n"
 	"stderr with its line or word, the rest still converted), 2 on a usage error.\n";
 
@@ -122,10 +129,15 @@ static const char *parse_stamp(const char *s, size_t len, uint64_t *out)
 }
 
 /* A stamp as the library would convert it: counter values through the history, clock
- * readings (bit 63) as they are. */
-static int convert(const struct fts_calib *h, fast_timestamp_t s, int64_t *ns, int64_t *err)
+ * readings (bit 63) as they are, on CLOCK_REALTIME (k 0) alone (ENOTSUP). */
+static int convert(const struct fts_calib *h, int k, fast_timestamp_t s, int64_t *ns,
+		   int64_t *err)
 {
 	if (s & FTS_STAMP_CLOCK_TAG) {
+		if (k != 0) {
+			errno = ENOTSUP;
+			return -1;
+		}
 		*ns = (int64_t)(s << 1) >> 1;
 		*err = 0;
 		return 0;
@@ -137,13 +149,14 @@ int fts_tool_convert(int argc, char **argv)
 {
 	const char *hist = NULL, *in = NULL;
 	enum format f = F_NS;
-	int binary = 0, bound = 0, bad = 0;
+	int binary = 0, bound = 0, bad = 0, clk = 0;
 	struct fts_calib *h;
 	FILE *src = stdin;
 	uint64_t n = 0;
 
-	static const char *const names[] = { "--history", "--in", "--format", "--binary", "--bound" };
-	struct fts_tool_opts opts = { "convert", usage, names, 5, 3, 0, 0 };
+	static const char *const names[] = { "--history", "--in", "--format", "--clock",
+					     "--binary", "--bound" };
+	struct fts_tool_opts opts = { "convert", usage, names, 6, 4, 0, 0 };
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		switch (fts_tool_opt(&opts, argc, argv, &i, &v)) {
@@ -165,9 +178,16 @@ int fts_tool_convert(int argc, char **argv)
 							    "unknown --format '%s' (ns, timespec or iso)", v);
 			break;
 		case 3:
-			binary = 1;
+			for (clk = 0; clk < FTS_TOOL_NCLK && strcmp(v, fts_tool_clock_arg[clk]); clk++)
+				;
+			if (clk == FTS_TOOL_NCLK)
+				return fts_tool_usage_error("convert", usage, "unknown --clock '%s' "
+							    "(realtime, tai, monotonic, boottime or raw)", v);
 			break;
 		case 4:
+			binary = 1;
+			break;
+		case 5:
 			bound = 1;
 			break;
 		case FTS_OPT_ARG:
@@ -182,7 +202,7 @@ int fts_tool_convert(int argc, char **argv)
 	}
 	if (!hist)
 		return fts_tool_usage_error("convert", usage, "%s", "--history FILE is required");
-	if (!(h = fts_tool_load_history("convert", hist, NULL)))
+	if (!(h = fts_tool_load_clock("convert", hist, clk, NULL)))
 		return 1;
 	if (in && strcmp(in, "-") && !(src = fopen(in, binary ? "rb" : "r"))) {
 		fprintf(stderr, "faststamp convert: %s: %s\n", in, strerror(errno));
@@ -226,9 +246,13 @@ int fts_tool_convert(int argc, char **argv)
 				continue;
 			}
 		}
-		if (convert(h, s, &ns, &err) < 0) {
-			fprintf(stderr, "faststamp convert: %s %" PRIu64 ": stamp %#" PRIx64 ": %s\n",
-				binary ? "word" : "line", n, s, strerror(errno));
+		if (convert(h, clk, s, &ns, &err) < 0) {
+			int e = errno;
+			fprintf(stderr, "faststamp convert: %s %" PRIu64 ": stamp %#" PRIx64 ": %s%s\n",
+				binary ? "word" : "line", n, s,
+				e == ENOTSUP ? "a CLOCK_REALTIME reading (bit 63), not convertible to "
+					     : strerror(e),
+				e == ENOTSUP ? fts_tool_clock_name[clk] : "");
 			bad = 1;
 			continue;
 		}

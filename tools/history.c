@@ -10,8 +10,10 @@
 static const char usage[] =
 	"usage: faststamp history FILE\n"
 	"  Summarise a history file (fts_clock_record, fts_clock_save, fts_calib_save):\n"
-	"  its kind, the counter and boot it belongs to, its samples or segments, the time\n"
-	"  it spans, and the steps, suspends and counter faults recorded in it.\n"
+	"  its kind and format, the clocks it holds (format 3: every clock of the process\n"
+	"  clock; older files and fts_calib_save's: CLOCK_REALTIME alone), the counter and\n"
+	"  boot it belongs to, its samples or segments, the time it spans, and the steps,\n"
+	"  suspends and counter faults recorded in it.\n"
 	"Exit 0, 1 when the file cannot be read or is not a history, 2 on a usage error.\n";
 
 static void print_utc(const char *label, int64_t ns)
@@ -27,8 +29,9 @@ static void print_utc(const char *label, int64_t ns)
 int fts_tool_history(int argc, char **argv)
 {
 	struct fts__fileinfo fi;
-	struct fts_calib *c;
+	struct fts_calib *cs[FTS_TOOL_NCLK], *c;
 	const char *path = NULL;
+	char held[128];
 	uint64_t o, n;
 	int64_t ro, rn;
 	uint8_t here[16];
@@ -47,11 +50,16 @@ int fts_tool_history(int argc, char **argv)
 	}
 	if (!path)
 		return fts_tool_usage_error("history", usage, "%s", "FILE is required");
-	if (!(c = fts_tool_load_history("history", path, &fi)))
+	if (fts_tool_load_clocks("history", path, cs, &fi) < 0)
 		return 1;
+	c = cs[0];
 	fts__boot_id(here);
 	printf("file:        %s\n", FTS_TOOL_CLEAN(path));
 	printf("kind:        %s\n", fi.saved ? "saved history" : "record of the process clock");
+	printf("format:      %u\n", fi.version);
+	printf("clocks:      %s%s\n", fts_tool_file_clocks(&fi, held, sizeof(held)),
+	       !fi.plain ? "" : fi.version < 3 ? " (formats 1 and 2 hold no other)"
+			: " (one history, read as CLOCK_REALTIME's)");
 	printf("counter:     %s", fi.head.kind < FTS__KIND_N ? fts__kind_names[fi.head.kind] : "unknown");
 	if (fi.head.counter_hz)
 		printf(" at %.6f MHz", (double)fi.head.counter_hz / 1e6);
@@ -67,6 +75,9 @@ int fts_tool_history(int argc, char **argv)
 		printf("segments:    %" PRIu64 "\n", fi.segments);
 	else
 		printf("samples:     %" PRIu64 " (%zu knots kept)\n", fi.samples, fts_calib_count(c));
+	for (int k = 1; k < FTS_TOOL_NCLK; k++)
+		if (cs[k])
+			printf("%-12s %zu knots\n", fts_tool_clock_arg[k], fts_calib_count(cs[k]));
 	if (fts_calib_range(c, &o, &n) == 0 && fts_calib_convert(c, o, &ro, NULL) == 0 &&
 	    fts_calib_convert(c, n, &rn, NULL) == 0) {
 		print_utc("from:", ro);
@@ -85,6 +96,7 @@ int fts_tool_history(int argc, char **argv)
 	if (fi.cut)
 		printf("cut short:   the file ends inside a block; read up to byte %" PRIu64
 		       ", its last whole block\n", fi.whole);
-	fts_calib_free(c);
+	for (int k = 0; k < FTS_TOOL_NCLK; k++)
+		fts_calib_free(cs[k]);
 	return 0;
 }

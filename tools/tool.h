@@ -39,11 +39,27 @@ int fts_tool_cpus(void);
 /* Open path for reading, if it is a regular file, without blocking on a FIFO: the fd,
  * or -1 after "faststamp CMD: PATH: why" on stderr (a directory: "Is a directory"). */
 int fts_tool_open_regular(const char *cmd, const char *path);
-/* The history file at path, as fts_calib_load reads it, and what it holds in *fi (NULL:
- * not wanted); NULL after "faststamp CMD: PATH: why" on stderr. */
+/* The clocks a history file may hold, in the library's order (enum fts__clk, CLOCK_REALTIME
+ * first): as --clock names them, and as the kernel does. */
+#define FTS_TOOL_NCLK 5
+extern const char *const fts_tool_clock_arg[FTS_TOOL_NCLK];
+extern const char *const fts_tool_clock_name[FTS_TOOL_NCLK];
+/* The history of clock k (of those) in the file at path, and what the file holds in *fi
+ * (NULL: not wanted); NULL after "faststamp CMD: PATH: why" on stderr, also when the file
+ * holds no history of clock k (the message says its format and the clocks it holds). */
 struct fts__fileinfo;
+struct fts_calib *fts_tool_load_clock(const char *cmd, const char *path, int k,
+				      struct fts__fileinfo *fi);
+/* Clock k 0: CLOCK_REALTIME's, which every history file holds (fts_calib_load's). */
 struct fts_calib *fts_tool_load_history(const char *cmd, const char *path,
 					struct fts__fileinfo *fi);
+/* Every clock's history in the file at path into out[k] (NULL for a clock it does not
+ * hold), and what the file holds in *fi. 0, or -1 after the message, as above. */
+int fts_tool_load_clocks(const char *cmd, const char *path, struct fts_calib *out[FTS_TOOL_NCLK],
+			 struct fts__fileinfo *fi);
+/* The clocks the file described by fi holds, in words ("CLOCK_REALTIME alone", or a
+ * list), into buf[len]; returns buf. */
+char *fts_tool_file_clocks(const struct fts__fileinfo *fi, char *buf, size_t len);
 /* sec since the epoch as UTC, "YYYY-MM-DDTHH:MM:SS", in day[len]. 0, or -1 when the
  * year is out of range. */
 int fts_tool_utc(int64_t sec, char *day, size_t len);

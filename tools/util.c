@@ -198,22 +198,88 @@ int fts_tool_open_regular(const char *cmd, const char *path)
 	return -1;
 }
 
+const char *const fts_tool_clock_arg[FTS_TOOL_NCLK] = {
+	[FTS__CLK_REALTIME] = "realtime", [FTS__CLK_TAI] = "tai",
+	[FTS__CLK_MONOTONIC] = "monotonic", [FTS__CLK_BOOTTIME] = "boottime",
+	[FTS__CLK_RAW] = "raw",
+};
+const char *const fts_tool_clock_name[FTS_TOOL_NCLK] = {
+	[FTS__CLK_REALTIME] = "CLOCK_REALTIME", [FTS__CLK_TAI] = "CLOCK_TAI",
+	[FTS__CLK_MONOTONIC] = "CLOCK_MONOTONIC", [FTS__CLK_BOOTTIME] = "CLOCK_BOOTTIME",
+	[FTS__CLK_RAW] = "CLOCK_MONOTONIC_RAW",
+};
+_Static_assert(FTS_TOOL_NCLK == FTS__NCLK, "the tool names every clock a file may hold");
+
+char *fts_tool_file_clocks(const struct fts__fileinfo *fi, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = '\0';
+	if (fi->clocks == 1u << FTS__CLK_REALTIME) {
+		snprintf(buf, len, "%s alone", fts_tool_clock_name[FTS__CLK_REALTIME]);
+		return buf;
+	}
+	for (int k = 0; k < FTS__NCLK && at < len; k++) {
+		if (!(fi->clocks & 1u << k))
+			continue;
+		int w = snprintf(buf + at, len - at, "%s%s", at ? ", " : "", fts_tool_clock_name[k]);
+		at += w > 0 ? (size_t)w : 0;
+	}
+	return buf;
+}
+
+/* want: the clocks to build (bits 1 << k). */
+static int load(const char *cmd, const char *path, unsigned want, struct fts_calib *out[FTS__NCLK],
+		struct fts__fileinfo *fi)
+{
+	int fd, rc;
+
+	if ((fd = fts_tool_open_regular(cmd, path)) < 0)
+		return -1;
+	rc = fts__load_clocks(fd, want, out, fi);
+	close(fd);
+	if (rc < 0)
+		fprintf(stderr, "faststamp %s: %s: %s\n", cmd, path,
+			rc == -EBADMSG   ? "not a history file, or a damaged one"
+			: rc == -ENODATA ? "fewer than 2 samples (a record only started)"
+					 : strerror(-rc));
+	return rc < 0 ? -1 : 0;
+}
+
+int fts_tool_load_clocks(const char *cmd, const char *path, struct fts_calib *out[FTS_TOOL_NCLK],
+			 struct fts__fileinfo *fi)
+{
+	return load(cmd, path, FTS__ALL_CLOCKS, out, fi);
+}
+
+struct fts_calib *fts_tool_load_clock(const char *cmd, const char *path, int k,
+				      struct fts__fileinfo *fi)
+{
+	struct fts_calib *c[FTS__NCLK];
+	struct fts__fileinfo mine;
+	char held[128];
+
+	if (!fi)
+		fi = &mine;
+	if (load(cmd, path, 1u << k, c, fi) < 0)
+		return NULL;
+	if (c[k])
+		return c[k];
+	/* formats 1 and 2, fts_calib_save's file (one history of no named clock), or a
+	 * saved history of fewer clocks (the shared one's: CLOCK_REALTIME alone) */
+	fprintf(stderr, "faststamp %s: %s: a history file of format %u%s: it holds %s, not %s\n",
+		cmd, path, fi->version,
+		!fi->plain || fi->version < 3 ? ""
+		: fi->saved ? " with one history (fts_calib_save's), read as CLOCK_REALTIME's"
+			    : " with one clock's samples, read as CLOCK_REALTIME's",
+		fts_tool_file_clocks(fi, held, sizeof(held)), fts_tool_clock_name[k]);
+	return NULL;
+}
+
 struct fts_calib *fts_tool_load_history(const char *cmd, const char *path,
 					struct fts__fileinfo *fi)
 {
-	struct fts_calib *c;
-	int fd, err;
-
-	if ((fd = fts_tool_open_regular(cmd, path)) < 0)
-		return NULL;
-	c = fts__load(fd, fi, &err);
-	close(fd);
-	if (!c)
-		fprintf(stderr, "faststamp %s: %s: %s\n", cmd, path,
-			err == EBADMSG   ? "not a history file, or a damaged one"
-			: err == ENODATA ? "fewer than 2 samples (a record only started)"
-					 : strerror(err));
-	return c;
+	return fts_tool_load_clock(cmd, path, FTS__CLK_REALTIME, fi);
 }
 
 int fts_tool_utc(int64_t sec, char *day, size_t len)

@@ -4,7 +4,7 @@
  * failure inside its range), takes samples only if it is a record (EPERM otherwise),
  * and saves to a file that loads to the same conversions. Two promises of the format
  * (faststamp-history(5)) are checked against the harness's own walk of the blocks:
- *   - every byte under a checksum: a format-2 file with a whole block whose header
+ *   - every byte under a checksum: a file of format 2 or 3 with a whole block whose header
  *     or payload CRC is wrong is refused (EBADMSG);
  *   - a record cut at any byte loads as the file cut at the end of its last whole
  *     block.
@@ -76,7 +76,7 @@ static void walk(const uint8_t *d, size_t size, struct walk *w)
 
 	memset(w, 0, sizeof(*w));
 	if (size < 16 || memcmp(d, FTS__FILE_MAGIC, 8) || rd32(d + 12) ||
-	    (rd32(d + 8) != 1 && rd32(d + 8) != 2))
+	    rd32(d + 8) < 1 || rd32(d + 8) > FTS__FILE_VERSION)
 		return;
 	w->version = rd32(d + 8);
 	w->hlen = w->version == 1 ? 16 : FTS__BLOCK_HEAD_BYTES;
@@ -87,9 +87,9 @@ static void walk(const uint8_t *d, size_t size, struct walk *w)
 		w->at[k] = at;
 		w->type[k] = rd32(d + at + 4);
 		w->len[k] = len;
-		w->has_segs |= w->type[k] == FTS__BLK_SEGS;
+		w->has_segs |= w->type[k] == FTS__BLK_SEGS || w->type[k] == FTS__BLK_CLKSEGS;
 		w->whole[k] = at + w->hlen + padded(len) <= size;
-		if (w->version == 2 && !w->bad_crc) {
+		if (w->version >= 2 && !w->bad_crc) {
 			uint32_t seed = k ? 0 : fts__crc32(0, d, 16);
 			if (fts__crc32(seed, d + at, 20) != rd32(d + at + 20) || rd32(d + at + 16))
 				w->bad_crc = (int)k + 1;
@@ -99,8 +99,9 @@ static void walk(const uint8_t *d, size_t size, struct walk *w)
 		}
 		if (!w->whole[k])
 			w->cut = !w->bad_crc && rd32(d + at) == FTS__BLOCK_MAGIC &&
-				 len <= (1u << 30) && w->type[k] != FTS__BLK_SEGS;
-		if (!w->whole[k] || (w->version == 2 && w->bad_crc))
+				 len <= (1u << 30) && w->type[k] != FTS__BLK_SEGS &&
+				 w->type[k] != FTS__BLK_CLKSEGS;
+		if (!w->whole[k] || (w->version >= 2 && w->bad_crc))
 			break;   /* a cut, or a length not to be trusted */
 		at += w->hlen + padded(len);
 	}
@@ -125,7 +126,7 @@ static void fix_crcs(uint8_t *d, size_t size)
 		if (whole)
 			wr32(d + at + 12, fts__crc32(0, d + at + w.hlen,
 						     w.version == 1 ? len : padded(len)));
-		if (w.version == 2) {
+		if (w.version >= 2) {
 			wr32(d + at + 16, 0);
 			wr32(d + at + 20, fts__crc32(k ? 0 : fts__crc32(0, d, 16), d + at, 20));
 		}
@@ -160,8 +161,9 @@ size_t LLVMFuzzerCustomMutator(uint8_t *d, size_t size, size_t max, unsigned int
 	switch (next(&r) % 8) {
 	case 0: {   /* its type: another known one, optional, or any */
 		static const uint32_t types[] = { FTS__BLK_HEAD, FTS__BLK_SEGS, FTS__BLK_SAMPLES,
-						  FTS__BLK_EVENT, FTS__BLK_OPTIONAL | 7, 5, 0 };
-		uint32_t t = types[next(&r) % 7];
+						  FTS__BLK_EVENT, FTS__BLK_CLKSAMPLES,
+						  FTS__BLK_CLKSEGS, FTS__BLK_OPTIONAL | 7, 9, 0 };
+		uint32_t t = types[next(&r) % 9];
 		wr32(d + at + 4, next(&r) % 4 ? t : rd32(d + at + 4) ^ (1u << (next(&r) % 32)));
 		break;
 	}
@@ -267,7 +269,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (w.bad_crc)   /* every byte is under a checksum */
 		CHECK(!c && (err == EBADMSG || err == ENOMEM));
 	/* A record cut inside a block loads as the file cut where that block starts. */
-	if (w.version == 2 && w.cut && !w.has_segs && w.end < size) {
+	if (w.version >= 2 && w.cut && !w.has_segs && w.end < size) {
 		struct fts_calib *a, *b;
 		int ea, eb;
 		size_t cut = w.end + (size - w.end) / 2;
@@ -276,6 +278,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		same(a, ea, b, eb);
 		fts_calib_free(a);
 		fts_calib_free(b);
+	}
+	/* Every clock's histories: refused alike when the file is, else CLOCK_REALTIME's is
+	 * the same (the other clocks' blocks, which fts_calib_load only checks for their
+	 * checksums, may still be refused). */
+	{
+		struct fts_calib *all[FTS__NCLK];
+		int fa = file_of(data, size), rc = fts__load_clocks(fa, FTS__ALL_CLOCKS, all, NULL);
+		close(fa);
+		if (!c)
+			CHECK(rc < 0);
+		if (rc == 0) {
+			same(c, err, all[FTS__CLK_REALTIME], 0);
+			for (int k = 0; k < FTS__NCLK; k++)
+				fts_calib_free(all[k]);
+		}
 	}
 	if (!c) {
 		CHECK(err == EBADMSG || err == ENODATA || err == ENOMEM || err == EIO);
