@@ -235,54 +235,68 @@ static void put_line(unsigned char *p, const struct fts__line *l)
 	put64(p + SEG_BYTES, (uint64_t)l->grow);
 }
 
-/* The SEGS payload of the state published now, read as a reader reads: a history
- * another process writes is read again when it moved meanwhile. It starts pre bytes
- * into *out (room for a CLKSEGS block's clock fields); *outlen counts them. */
+/* The SEGS payload of state p into a new *out (pre bytes left before it): 0, or
+ * -ENODATA (no segment), -EBADMSG (not a state its geometry holds), -EFBIG, -ENOMEM. */
+static int segs_copy(const struct fts_calib *c, const struct fts__pub *p, size_t pre,
+		     unsigned char **out, size_t *outlen)
+{
+	size_t n = (size_t)FTS__LD(p->nfinal) + FTS__LD(p->nprov), len;
+	struct fts__line hl, tl;
+	unsigned char *b, *q;
+
+	if (!FTS__LD(p->newest) || n == 0)
+		return -ENODATA;
+	if (n > (size_t)c->dircap * FTS__CHUNK_RECS + FTS__MAX_PROV)
+		return -EBADMSG;   /* more than its own geometry holds (a hostile file) */
+	len = pre + SEGS_FIXED + n * SEG_BYTES;
+	if (len > MAX_BLOCK)
+		return -EFBIG;
+	if (!(b = malloc(len)))
+		return -ENOMEM;
+	q = b + pre;
+	fts__end_load(c, &p->head, &hl);
+	fts__end_load(c, &p->tail, &tl);
+	put64(q, n);
+	put64(q + 8, FTS__LD(p->newest));
+	put_line(q + 16, &hl);
+	put_line(q + 16 + END_BYTES, &tl);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t key;
+		struct fts__rec r;
+		if (fts__pub_segment(c, p, i, &key, &r) < 0) {
+			free(b);
+			return -EBADMSG;
+		}
+		put_rec(q + SEGS_FIXED + i * SEG_BYTES, key, &r);
+	}
+	*out = b;
+	*outlen = len;
+	return 0;
+}
+
+/* The SEGS payload of the state published now, read through the latch as a reader
+ * reads (fts__latch_again: -EAGAIN when a history another process writes kept
+ * moving). */
 static int segs_payload(const struct fts_calib *c, size_t pre, unsigned char **out,
 			size_t *outlen)
 {
-	for (unsigned tries = 0; tries < FTS__MAX_RETRIES; tries++) {
-		unsigned latch = fts__latch_begin(c);
-		const struct fts__pub *p = fts__pub_of(c, latch);
-		size_t n = (size_t)FTS__LD(p->nfinal) + FTS__LD(p->nprov), len;
-		struct fts__line hl, tl;
-		unsigned char *b, *q;
-		int bad = 0;
+	struct fts__reading rd = { 0 };
+	unsigned char *b = NULL;
+	size_t len = 0;
+	int rc, again;
 
-		if (!FTS__LD(p->newest) || n == 0) {
-			if (fts__latch_retry(c, latch))
-				continue;
-			return -ENODATA;
-		}
-		if (n > (size_t)c->dircap * FTS__CHUNK_RECS + FTS__MAX_PROV)
-			return -EBADMSG;   /* more than its own geometry holds (a hostile file) */
-		len = pre + SEGS_FIXED + n * SEG_BYTES;
-		if (len > MAX_BLOCK)
-			return -EFBIG;
-		if (!(b = malloc(len)))
-			return -ENOMEM;
-		q = b + pre;
-		fts__end_load(c, &p->head, &hl);
-		fts__end_load(c, &p->tail, &tl);
-		put64(q, n);
-		put64(q + 8, FTS__LD(p->newest));
-		put_line(q + 16, &hl);
-		put_line(q + 16 + END_BYTES, &tl);
-		for (size_t i = 0; i < n && !bad; i++) {
-			uint64_t key;
-			struct fts__rec r;
-			bad = fts__pub_segment(c, p, i, &key, &r) < 0;
-			if (!bad)
-				put_rec(q + SEGS_FIXED + i * SEG_BYTES, key, &r);
-		}
-		if (!fts__latch_retry(c, latch) && !bad) {
-			*out = b;
-			*outlen = len;
-			return 0;
-		}
+	do {
 		free(b);
+		b = NULL;
+		rc = segs_copy(c, fts__latch_read(c, &rd), pre, &b, &len);
+	} while ((again = fts__latch_again(c, &rd)) > 0);
+	if (again < 0 || rc < 0) {
+		free(b);
+		return again < 0 ? again : rc;
 	}
-	return -EAGAIN;
+	*out = b;
+	*outlen = len;
+	return 0;
 }
 
 int fts__calib_save_head(const struct fts_calib *c, int fd, const struct fts__head *h)
