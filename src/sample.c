@@ -14,6 +14,7 @@
  *    changes. Slews (NTP, ADJ_TICK up to +-10 %) change no offset: they are the
  *    history's business, which follows the clock's rate against the counter;
  *  - a suspend: boottime - monotonic grows.
+ * The judgement itself is health.c's, a pure function of the samples.
  * Nothing here moves a sample: the history always gets what the clock read. A step, a
  * suspend or a fault lies somewhere between two samples, and the history's bound for
  * that interval covers both sides of it (see calib.c); that interval is the span of
@@ -48,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "health.h"
 #include "histfile.h"
 #include "history.h"
 #include "shared.h"
@@ -60,35 +62,8 @@
 #define SAMPLER_IDLE_ROUNDS 100       /* 10 s without conversions: the thread exits */
 #define SAMPLE_TRIES 5                /* keep the narrowest of this many brackets */
 #define FRESH_TRIES 3                 /* and of this many for rule 12's line */
-/* The counter against CLOCK_MONOTONIC_RAW: on the counter's clocksource the two are
- * one oscillator, so anything past this is the counter's fault. */
-#define FAULT_PPM 500
-#define FAULT_SLACK_NS 2000           /* read-position noise between the clocks */
-/* Offsets between clocks smaller than this (beyond the read noise) are not events. */
-#define STEP_MIN_NS 1000
-#define SUSPEND_MIN_NS 1000000
-/* The kernel measures a suspend with the RTC (1 s resolution) unless the clocksource
- * runs through it: a counter that ran on may differ from boottime by this much. */
-#define SUSPEND_SLACK_NS 2000000000
-/* Where the kernel computes its clocksource from the counter (kvm-clock, Hyper-V's TSC
- * page), CLOCK_MONOTONIC_RAW is the counter times the kernel's scale on every CPU: on a
- * kvm-clock VM the two kept within 15 ns of one line over 20 s while the reads moved
- * between CPUs. A sample that leaves the line of the samples before it by more than
- * both brackets, the rate's own uncertainty and these found the counter moved on the
- * CPU it was taken on. */
-#define OFFSET_PPM 1
-#define OFFSET_SLACK_NS 500
 #define RETRY_MIN_NS 1000000000       /* a failed thread start is retried after 1 s, */
 #define RETRY_MAX_NS 64000000000      /* doubling up to 64 s */
-
-struct psample {
-	uint64_t b, a;          /* the counter around the realtime read */
-	int64_t rt;
-	struct fts__cbracket k[FTS__NCLK];   /* each other clock in a bracket of its own */
-	uint64_t hb, ha;        /* the counter around the health reads */
-	struct fts__clocks clk;
-	int cpu;                /* the CPU it was taken on, -1: not known */
-};
 
 static uint64_t hw_counter(void *ctx)
 {
@@ -202,10 +177,7 @@ static int running FTS__HOT_DATA;                   /* the sampler thread of thi
 static int alive;                     /* sampler threads alive, of any source */
 static int64_t retry_at, retry_gap;   /* thread start backoff, CLOCK_MONOTONIC ns */
 static uint64_t thread_starts;        /* attempts to start the sampler thread */
-static struct psample last, anchor;   /* the previous sample; the rate's baseline */
-static int have_last;
-static long double ticks_per_ns;      /* counter against MONOTONIC_RAW */
-static long double ticks_per_ns_err;  /* its relative uncertainty */
+static struct fts__health health;     /* what the next sample is judged against */
 /* Read without the lock (0 until the rate is known): without a sampler thread, a
  * conversion samples when the history is older than this. */
 static uint64_t period_ticks FTS__HOT_DATA;
@@ -380,7 +352,7 @@ static void fresh_rebase(void);
 /* With lock held, once the counter's rate is known: the offsets a warp showed, in ns. */
 static void skew_update_locked(void)
 {
-	if (proof.w.warp && ticks_per_ns > 0 && __atomic_load_n(&skew_ns, __ATOMIC_RELAXED) == 0)
+	if (proof.w.warp && health.ticks_per_ns > 0 && __atomic_load_n(&skew_ns, __ATOMIC_RELAXED) == 0)
 		skew_set((int64_t)ns_of(proof.w.spread) + 1);
 }
 
@@ -426,7 +398,7 @@ static int bracket_clock(int k, int tries, struct fts__cbracket *out)
 	return got ? 0 : rc < 0 ? rc : -EAGAIN;
 }
 
-static int take(struct psample *s)
+static int take(struct fts__psample *s)
 {
 	struct fts__cbracket r;
 	int rc = bracket_clock(FTS__CLK_REALTIME, SAMPLE_TRIES, &r);
@@ -449,21 +421,14 @@ static int take(struct psample *s)
 	return 0;
 }
 
-static long double hmid(const struct psample *s)
-{
-	return (long double)s->hb + (long double)(s->ha - s->hb) / 2;
-}
-
-enum verdict { HEALTHY, FAULT_KEEP, FAULT_DROP };
-
 static long double ns_of(uint64_t ticks)
 {
 	/* ticks at the rate against MONOTONIC_RAW, 0 until it is known */
-	return ticks_per_ns > 0 ? (long double)ticks / ticks_per_ns : 0;
+	return health.ticks_per_ns > 0 ? (long double)ticks / health.ticks_per_ns : 0;
 }
 
 /* With lock held: " on CPU n" where the sampler moves between CPUs. */
-static const char *cpu_note(const struct psample *s)
+static const char *cpu_note(const struct fts__psample *s)
 {
 	static char note[24];
 
@@ -473,89 +438,25 @@ static const char *cpu_note(const struct psample *s)
 	return note;
 }
 
-/* What check() saw between the previous sample and this one. */
-struct seen {
-	int step, suspend;      /* the wall clock stepped; the machine slept */
-	int tai_step;           /* CLOCK_TAI stepped (a set, not a leap second) */
-	int ran_on;             /* the counter ran through the sleep (RAW did not) */
-	int64_t step_ns, suspend_ns;
-};
-
-/* Judge s against the previous sample (see the top of the file). */
-static enum verdict check(const struct psample *s, struct seen *e, char *why, size_t len)
+/* Judge s against the samples before it (health.c), and learn from it when healthy:
+ * the events it found are counted, the counter's rate against MONOTONIC_RAW kept. */
+static enum fts__verdict check(const struct fts__psample *s, struct fts__seen *e, char *why,
+			       size_t len)
 {
-	long double ws, wl, npt, noise, dsusp, dstep, dtai, dc, draw;
-	int ran_on = 0;
+	int watch = proof.state >= PROOF_PENDING && relation() == FTS__CS_FROM_COUNTER;
+	enum fts__verdict v = fts__health_judge(&health, s, watch, cpu_note(s), e, why, len);
 
-	*e = (struct seen){ 0 };
-	if (!have_last) {
-		anchor = *s;
-		return HEALTHY;
-	}
-	if (s->b < last.a) {
-		snprintf(why, len, "counter went backwards by %llu ticks",
-			 (unsigned long long)(last.a - s->b));
-		return FAULT_DROP;
-	}
-	ws = (long double)(s->ha - s->hb);
-	wl = (long double)(last.ha - last.hb);
-	dc = hmid(s) - hmid(&last);
-	draw = (long double)(s->clk.raw - last.clk.raw);
-	/* ns per tick: known, or this interval's own */
-	npt = ticks_per_ns > 0 ? 1 / ticks_per_ns : dc > 0 && draw > 0 ? draw / dc : 1;
-	noise = (ws + wl) * npt + FAULT_SLACK_NS;
-	dsusp = (long double)((s->clk.boot - s->clk.mono) - (last.clk.boot - last.clk.mono));
-	dstep = (long double)((s->clk.rt - s->clk.boot) - (last.clk.rt - last.clk.boot));
-	dtai = (long double)((s->clk.tai - s->clk.boot) - (last.clk.tai - last.clk.boot));
-	if (ticks_per_ns > 0) {
-		long double expect = draw * ticks_per_ns;
-		long double tol = expect * (FAULT_PPM * 1e-6L + ticks_per_ns_err) + ws + wl +
-				  FAULT_SLACK_NS * ticks_per_ns;
-		int suspended = dsusp > SUSPEND_MIN_NS + noise;
-
-		if (fabsl(dc - expect) > tol) {
-			long double most = (draw + dsusp + SUSPEND_SLACK_NS) * ticks_per_ns;
-			if (!suspended || dc < expect || dc > most + tol) {
-				snprintf(why, len, "counter left its rate against "
-					 "CLOCK_MONOTONIC_RAW by %.0f ppm%s",
-					 (double)(expect > 0 ? (dc - expect) / expect * 1e6L : dc),
-					 cpu_note(s));
-				return FAULT_KEEP;
-			}
-			ran_on = 1;   /* it counted through the suspend */
-		}
-		tol = ws + wl + expect * (ticks_per_ns_err + OFFSET_PPM * 1e-6L) +
-		      OFFSET_SLACK_NS * ticks_per_ns;
-		if (!ran_on && !suspended && proof.state >= PROOF_PENDING &&
-		    relation() == FTS__CS_FROM_COUNTER && fabsl(dc - expect) > tol) {
-			snprintf(why, len, "counter moved %.0f ns against "
-				 "CLOCK_MONOTONIC_RAW%s", (double)((dc - expect) / ticks_per_ns),
-				 cpu_note(s));
-			return FAULT_KEEP;
-		}
-	}
-	e->suspend = dsusp > SUSPEND_MIN_NS + noise;
-	e->step = fabsl(dstep) > STEP_MIN_NS + noise;
-	e->tai_step = fabsl(dtai) > STEP_MIN_NS + noise;
-	e->ran_on = ran_on;
-	e->suspend_ns = (int64_t)dsusp;
-	e->step_ns = (int64_t)dstep;
+	if (v != FTS__HEALTHY)
+		return v;
 	suspends_seen += (uint64_t)e->suspend;
 	steps_seen += (uint64_t)e->step;
-	if (e->suspend || e->step || ran_on)
-		ambiguous_ns = (int64_t)draw;   /* awake time: no stamp is taken asleep */
-	/* The rate over the longest baseline: from the anchor, moved past any suspend the
-	 * counter ran through (RAW did not). */
-	if (ran_on) {
-		anchor = *s;
-	} else if (s->clk.raw - anchor.clk.raw >= 1000000) {
-		long double span = hmid(s) - hmid(&anchor);
-		ticks_per_ns = span / (long double)(s->clk.raw - anchor.clk.raw);
-		ticks_per_ns_err = (ws + (long double)(anchor.ha - anchor.hb)) / span;
-		__atomic_store_n(&period_ticks, (uint64_t)(ticks_per_ns * SAMPLER_PERIOD_NS),
+	if (e->suspend || e->step || e->ran_on)
+		ambiguous_ns = e->awake_ns;   /* awake time: no stamp is taken asleep */
+	fts__health_learn(&health, s, e);
+	if (health.ticks_per_ns > 0)
+		__atomic_store_n(&period_ticks, (uint64_t)(health.ticks_per_ns * SAMPLER_PERIOD_NS),
 				 __ATOMIC_RELAXED);
-	}
-	return HEALTHY;
+	return v;
 }
 
 /* ---- the record file (fts_clock_record) --------------------------------------------- */
@@ -612,7 +513,7 @@ static void record_flush(void)
 
 /* A sample of every clock, each in its bracket; steps: bit k, clock k's history was
  * told of a step before it (so a replay tells it the same). */
-static void record_sample(const struct psample *s, uint32_t steps)
+static void record_sample(const struct fts__psample *s, uint32_t steps)
 {
 	int64_t now;
 
@@ -633,7 +534,7 @@ static void record_sample(const struct psample *s, uint32_t steps)
 		record_flush();
 }
 
-static void record_event(uint32_t type, const struct psample *s, int64_t value, const char *what)
+static void record_event(uint32_t type, const struct fts__psample *s, int64_t value, const char *what)
 {
 	unsigned char b[FTS__EVENT_BYTES];
 	struct fts__event e = { .type = type, .counter = s->b + (s->a - s->b) / 2,
@@ -654,9 +555,9 @@ static void record_event(uint32_t type, const struct psample *s, int64_t value, 
  * clocksource), or NULL. */
 static int sample_locked(const char *why)
 {
-	struct psample s;
-	struct seen e;
-	enum verdict v;
+	struct fts__psample s;
+	struct fts__seen e;
+	enum fts__verdict v;
 	char found[128];
 	int rc, brk, off;
 	uint32_t steps;
@@ -674,20 +575,20 @@ static int sample_locked(const char *why)
 	if ((rc = take(&s)) < 0)
 		return rc;
 	v = check(&s, &e, found, sizeof(found));
-	off = v != HEALTHY;
+	off = v != FTS__HEALTHY;
 	/* Found off just after the sampler moved to another CPU, the counter may be off on
 	 * that CPU alone: a sample back on the CPU before tells. Healthy, it is the one the
 	 * history takes, and the other stays out (the stamps taken on the CPU found wanting
 	 * since it went off are the detection window's, see faststamp.h); faulty too, the
 	 * counter jumped on both, and the sample back joins the history as a break. With no
 	 * sample back, the history ends where it was. */
-	if (v == FAULT_KEEP && s.cpu >= 0 && last.cpu >= 0 && s.cpu != last.cpu) {
-		struct psample back;
+	if (v == FTS__FAULT_KEEP && s.cpu >= 0 && health.last.cpu >= 0 && s.cpu != health.last.cpu) {
+		struct fts__psample back;
 		char wb[sizeof(found)];
 
-		v = FAULT_DROP;
-		if (move_locked(last.cpu) == 0 && take(&back) == 0 &&
-		    (v = check(&back, &e, wb, sizeof(wb))) != FAULT_DROP)
+		v = FTS__FAULT_DROP;
+		if (move_locked(health.last.cpu) == 0 && take(&back) == 0 &&
+		    (v = check(&back, &e, wb, sizeof(wb))) != FTS__FAULT_DROP)
 			s = back;
 	}
 	skew_update_locked();
@@ -696,25 +597,25 @@ static int sample_locked(const char *why)
 	 * counter that jumped the history finds itself (calib.c, rule 3). */
 	brk = e.step || e.suspend;
 	steps = (uint32_t)brk << FTS__CLK_REALTIME;
-	if (v != FAULT_DROP && fts__calib_add_sample(hist, s.b, s.rt, s.a, brk) < 0 && v == HEALTHY)
+	if (v != FTS__FAULT_DROP && fts__calib_add_sample(hist, s.b, s.rt, s.a, brk) < 0 && v == FTS__HEALTHY)
 		return -EAGAIN;
 	/* Each other clock is told of the events that move it against the counter: a set
 	 * of the wall clock moves TAI (a leap second does not), a sleep BOOTTIME (and TAI),
 	 * a counter that ran through a sleep MONOTONIC and MONOTONIC_RAW, which stopped. */
-	for (int k = FTS__CLK_REALTIME + 1; v != FAULT_DROP && k < FTS__NCLK; k++) {
+	for (int k = FTS__CLK_REALTIME + 1; v != FTS__FAULT_DROP && k < FTS__NCLK; k++) {
 		int kbrk = k == FTS__CLK_TAI ? e.tai_step || e.suspend :
 			   k == FTS__CLK_BOOTTIME ? e.suspend : e.ran_on;
 		fts__calib_add_sample(hists[k], s.k[k].b, s.k[k].ns, s.k[k].a, kbrk);
 		steps |= (uint32_t)kbrk << k;
 	}
-	if (v != FAULT_DROP)
+	if (v != FTS__FAULT_DROP)
 		record_sample(&s, steps);
 	if (e.step)
 		record_event(FTS__EV_STEP, &s, e.step_ns, "the wall clock was set");
 	if (e.suspend)
 		record_event(FTS__EV_SUSPEND, &s, e.suspend_ns, "the machine slept");
-	last = s;
-	have_last = 1;
+	health.last = s;
+	health.have_last = 1;
 	__atomic_store_n(&taken, taken + 1, __ATOMIC_RELAXED);
 	if (off)
 		fault(found);
@@ -1450,8 +1351,7 @@ void fts__clock_set_source(const struct fts__source *s)
 			fts__calib_reset(hists[k]);
 	if (!src.read)
 		src.read = hw_clock;
-	have_last = 0;
-	ticks_per_ns = ticks_per_ns_err = 0;
+	health = (struct fts__health){ 0 };
 	__atomic_store_n(&period_ticks, 0, __ATOMIC_RELAXED);
 	ambiguous_ns = 0;
 	steps_seen = suspends_seen = 0;
