@@ -122,8 +122,9 @@ static int era_at(const struct era *e, uint64_t r, const struct obs *read, __int
 	int64_t ns, err;
 	int where, rc;
 
-	if (!e->h) {
-		one_obs(read ? read : &e->first, r, lo, hi);
+	if (!e->h) {   /* one observation kept: it, or the read after r, whichever is nearer */
+		const struct obs *o = read && read->lo - r < r - e->first.hi ? read : &e->first;
+		one_obs(r <= e->first.hi ? &e->first : o, r, lo, hi);
 		return 0;
 	}
 	if ((where = fts__calib_find(e->h, r, &l)) < -1)
@@ -149,7 +150,8 @@ static int keep(int k, const struct obs *o)
 	struct era *e = eras[k].n ? &eras[k].e[eras[k].n - 1] : NULL;
 
 	if (e && o->lo >= e->last.hi) {
-		if (e->h && o->raw - e->last.raw < OBS_GAP_NS)
+		/* reads closer than this would give the history a rate of their noise */
+		if (o->raw - e->last.raw < OBS_GAP_NS)
 			return 0;
 		if (!e->h) {
 			struct fts_calib_opts opts = { .size = sizeof(opts), .max_bytes = ERA_BYTES };
