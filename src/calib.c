@@ -37,7 +37,7 @@
 #define MAX_ADDED (3 + FINAL_AFTER)
 #define MAX_OUT MAX_ADDED
 
-struct raw {
+struct given {
 	uint64_t x, h;      /* bracket midpoint and half-width */
 	int64_t r;          /* reading */
 	int step;           /* the source saw a step since the previous sample */
@@ -53,7 +53,7 @@ struct fts__writer {
 	uint64_t last_after, added;
 	/* Raw samples: s[cur] is the last one consumed (where the open run ends), those
 	 * before it are kept for the rules' look back, those after await. */
-	struct raw s[RAW];
+	struct given s[RAW];
 	unsigned ns, cur;
 	/* The open run: from the anchor (ax, ay + ayf), in coordinates relative to it. */
 	uint64_t ax;
@@ -180,7 +180,7 @@ static void publish(struct fts_calib *c, const struct fts__pub *p)
 /* ---- the writer ---------------------------------------------------------------------- */
 
 /* Relative to the origin; counters and readings may lie anywhere in their ranges. */
-static struct fts__pt pt_of(const struct raw *s, uint64_t ox, int64_t oy)
+static struct fts__pt pt_of(const struct given *s, uint64_t ox, int64_t oy)
 {
 	__int128 xi = (__int128)s->x - ox, ri = (__int128)s->r - oy;
 
@@ -250,7 +250,7 @@ static void run_out(const struct fts__writer *w, uint64_t end, struct fts__seg_l
 }
 
 /* A new run from (x, y at oy + yf). */
-static void anchor(struct fts__writer *w, uint64_t x, int64_t oy, double yf)
+static void run_start(struct fts__writer *w, uint64_t x, int64_t oy, double yf)
 {
 	double whole = floor(yf);
 	__int128 y = (__int128)oy + fts__round_i64(whole);
@@ -269,7 +269,7 @@ static void anchor(struct fts__writer *w, uint64_t x, int64_t oy, double yf)
 static void interval_out(const struct fts__writer *w, const struct view *v, unsigned k, double y0,
 			 struct fts__seg_line *o)
 {
-	const struct raw *a = &w->s[k], *b = &w->s[k + 1];
+	const struct given *a = &w->s[k], *b = &w->s[k + 1];
 	struct fts__pt pa = pt_of(a, a->x, a->r), pb = pt_of(b, a->x, a->r);
 	struct fts__env env = fts__envelope(&pa, &pb, &v->band[k], v->may_step[k]);
 	double s;
@@ -300,7 +300,7 @@ static void consume(struct fts__writer *w, struct view *v, struct fts__seg_line 
 		if (w->nenv)
 			run_out(w, w->s[k].x, &o[(*no)++]);
 		interval_out(w, v, k, 0, &o[(*no)++]);
-		anchor(w, w->s[k + 1].x, w->s[k + 1].r, 0);
+		run_start(w, w->s[k + 1].x, w->s[k + 1].r, 0);
 		view_points(w, v);
 		return;
 	}
@@ -321,7 +321,7 @@ static void consume(struct fts__writer *w, struct view *v, struct fts__seg_line 
 			/* close the run at s[k]; the next starts where it ended */
 			double y_end = w->ayf + s_run * v->p[k].x;
 			run_out(w, w->s[k].x, &o[(*no)++]);
-			anchor(w, w->s[k].x, w->ay, y_end);
+			run_start(w, w->s[k].x, w->ay, y_end);
 			view_points(w, v);
 			env = fts__envelope(&v->p[k], &v->p[k + 1], &v->band[k], v->may_step[k]);
 			c = v->p[k + 1].r;
@@ -374,7 +374,7 @@ static void provisional(const struct fts__writer *w, const struct view *v, struc
 
 /* Segment pos of the writer's list, read back by the writer (no one else writes):
  * final ones from the chunks, then provisional. */
-static void get(const struct fts_calib *c, size_t pos, uint64_t *key, struct fts__rec *r)
+static void seg_get(const struct fts_calib *c, size_t pos, uint64_t *key, struct fts__rec *r)
 {
 	const struct fts__pub *p = &c->w->pub;
 
@@ -399,7 +399,7 @@ static int list_ok(const struct fts_calib *c)
 	struct fts__rec r;
 
 	for (size_t i = 0; i < n; i++) {
-		get(c, i, &key, &r);
+		seg_get(c, i, &key, &r);
 		if ((i && key <= prev) || key >= p->newest || (i == 0 && key != p->head.key))
 			return 0;
 		if (i < p->nfinal && i % FTS__CHUNK_RECS == 0 &&
@@ -415,7 +415,7 @@ static uint64_t key_at(const struct fts_calib *c, size_t pos)
 	uint64_t key;
 	struct fts__rec r;
 
-	get(c, pos, &key, &r);
+	seg_get(c, pos, &key, &r);
 	return key;
 }
 #endif
@@ -458,7 +458,7 @@ static int compact(struct fts_calib *c, size_t target)
 	if (!key || !rec || !cd || !old)
 		goto out;
 	for (size_t i = 0; i < n; i++)
-		get(c, i, &key[i], &rec[i]);
+		seg_get(c, i, &key[i], &rec[i]);
 	key[n] = next.nprov ? next.pkey[0] : next.newest;
 	while (n > target) {
 		size_t nc = 0, m = 0, want = n - target;
@@ -578,10 +578,10 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 	if (reserve(c, w->pub.nfinal + MAX_OUT) < 0)
 		return fts__fail(ENOMEM);
 
-	w->s[w->ns++] = (struct raw){ .x = mid, .h = after - mid, .r = ref_ns, .step = step };
+	w->s[w->ns++] = (struct given){ .x = mid, .h = after - mid, .r = ref_ns, .step = step };
 	w->last_after = after;
 	if (w->added++ == 0)
-		anchor(w, mid, ref_ns, 0);
+		run_start(w, mid, ref_ns, 0);
 	make_view(w, &v);
 	while (w->ns - 1 - w->cur > FINAL_AFTER) {
 		consume(w, &v, o, &nfin);

@@ -169,7 +169,7 @@ static struct fts_calib *frozen[FTS__NCLK] FTS__HOT_DATA;   /* copies of the sha
 static char shared_path[256];         /* the shared history looked for */
 static char shared_note[240];         /* why it is not used, "" while it is */
 /* A publisher (faststamp serve): the history lies in its sealed memory (shared.h). */
-static struct fts__publisher pub;
+static struct fts__publisher publisher;
 static int64_t period_ns = SAMPLER_PERIOD_NS;
 static uint64_t taken;                /* samples added */
 static int used FTS__HOT_DATA;                      /* a conversion happened since the last round */
@@ -775,7 +775,7 @@ static void *sampler(void *arg)
 		pthread_mutex_lock(&lock);
 		/* A conversion since the last round, a record to keep, or a history to
 		 * publish: not idle. */
-		if (__atomic_exchange_n(&used, 0, __ATOMIC_RELAXED) || rec.fd >= 0 || pub.head)
+		if (__atomic_exchange_n(&used, 0, __ATOMIC_RELAXED) || rec.fd >= 0 || publisher.head)
 			idle = 0;
 		else
 			idle++;
@@ -798,11 +798,11 @@ static void *sampler(void *arg)
 				due = now - due >= period_ns ? now + period_ns : due + period_ns;
 		}
 		beat = now + FTS__SHM_BEAT_NS;
-		if (pub.head) {
+		if (publisher.head) {
 			if (faulted)
-				fts__publisher_close(&pub, FTS__SHM_FAULTED, fault_reason);
+				fts__publisher_close(&publisher, FTS__SHM_FAULTED, fault_reason);
 			else
-				fts__publisher_beat(&pub, src.counter(src.ctx));
+				fts__publisher_beat(&publisher, src.counter(src.ctx));
 		}
 		if (rec.fd >= 0 && fts__now(CLOCK_MONOTONIC, &now) == 0 &&
 		    now - rec.flushed_at >= RECORD_FLUSH_NS)
@@ -1421,7 +1421,7 @@ void fts__clock_sharing(char *source, size_t slen, char *path, size_t plen, char
 {
 	pthread_mutex_lock(&lock);
 	snprintf(source, slen, "%s", attached ? "shared" : hist ? "process" : "");
-	snprintf(path, plen, "%s", attached ? shared_path : pub.head ? pub.path : "");
+	snprintf(path, plen, "%s", attached ? shared_path : publisher.head ? publisher.path : "");
 	snprintf(note, nlen, "%s", shared_note);
 	pthread_mutex_unlock(&lock);
 }
@@ -1450,7 +1450,7 @@ int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t er
 		pthread_mutex_unlock(&lock);
 		return -1;
 	}
-	if (fts__publisher_open(&pub, path, &id, (uint64_t)interval_ns, dircap, len, FTS__NCLK,
+	if (fts__publisher_open(&publisher, path, &id, (uint64_t)interval_ns, dircap, len, FTS__NCLK,
 				&region, err, errlen) < 0) {
 		pthread_mutex_unlock(&lock);
 		return -1;
@@ -1470,25 +1470,25 @@ int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t er
 		snprintf(err, errlen, "the counter across CPUs: %s", proof.text);
 		rc = -1;
 	} else {
-		fts__publisher_proof(&pub, proof.state == PROOF_DONE ? &proof.cpus : NULL, skew_ns);
-		fts__publisher_beat(&pub, src.counter(src.ctx));
-		rc = fts__publisher_show(&pub, err, errlen);
+		fts__publisher_proof(&publisher, proof.state == PROOF_DONE ? &proof.cpus : NULL, skew_ns);
+		fts__publisher_beat(&publisher, src.counter(src.ctx));
+		rc = fts__publisher_show(&publisher, err, errlen);
 	}
 	if (rc < 0)
-		fts__publisher_close(&pub, FTS__SHM_STOPPED, err);
+		fts__publisher_close(&publisher, FTS__SHM_STOPPED, err);
 	pthread_mutex_unlock(&lock);
 	return rc < 0 ? -1 : 0;
 }
 
 int fts__clock_serve_news(unsigned *seq, char *buf, size_t len, int *failed)
 {
-	return fts__publisher_news(&pub, seq, buf, len, failed);
+	return fts__publisher_news(&publisher, seq, buf, len, failed);
 }
 
 void fts__clock_serve_stop(const char *why)
 {
 	pthread_mutex_lock(&lock);
-	if (pub.head)
-		fts__publisher_close(&pub, FTS__SHM_STOPPED, why);
+	if (publisher.head)
+		fts__publisher_close(&publisher, FTS__SHM_STOPPED, why);
 	pthread_mutex_unlock(&lock);
 }
