@@ -7,3 +7,5 @@ foreach(t json text plot usage)
   set_tests_properties(bench_${t} PROPERTIES LABELS tool TIMEOUT 120
     SKIP_REGULAR_EXPRESSION "SKIP:")
 endforeach()
+# scripts/bench-doc, which writes docs/benchmarks.md, on saved outputs (tests/data/bench).
+fts_tool_test(tool_bench_doc)

@@ -1,35 +1,73 @@
-/* sim.h - a simulated counter and reference clock for deterministic tests.
+/* sim.h - the true clock of the deterministic tests: one model for all of them (the
+ * short scenarios of test_calib_sim and test_rules, simclock.h's machine, and the long
+ * recorded days of daysim.h, which the bench's history figures use too).
  *
  * The truth is piecewise linear in the counter: from each change point on, the
  * reference advances at its rate (ns per tick), and may jump by a step at the point.
- * Samples bracket the true reading between two counter values, as a real sampler
- * does; the reference reads whole ns (floor), like clock_gettime. */
+ * Points come in counter order (a change at c is past every earlier one); the reference
+ * reads whole ns (floor), like clock_gettime. Samples bracket the true reading between
+ * two counter values, as a real sampler does. The draws are one xorshift64* sequence
+ * per seed, so a seed gives the same clock, samples and stamps every run. */
 #ifndef FTS_TEST_SIM_H
 #define FTS_TEST_SIM_H
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
+/* The change points of a model sim_init starts; a change past its capacity is
+ * dropped. */
 #define SIM_MAX_CHANGES 4096
 
 struct sim {
-	size_t n;
-	uint64_t at[SIM_MAX_CHANGES];      /* counter where a change takes effect */
-	long double ref[SIM_MAX_CHANGES];  /* reference there, after the step */
-	long double rate[SIM_MAX_CHANGES]; /* ns per tick from there on */
+	size_t n, cap;          /* change points, and room for them */
+	uint64_t *at;           /* counter where a change takes effect */
+	long double *ref;       /* reference there, after the step */
+	long double *rate;      /* ns per tick from there on */
 	uint64_t rng;
 };
 
-/* Start: reference ref0 at counter c0, rate ns per tick. */
-static inline void sim_init(struct sim *s, uint64_t c0, long double ref0, long double rate,
-			    uint64_t seed)
+/* Room for cap points, none yet, the draws seeded. 0, or -1 (out of memory): then
+ * sim_free takes what was allocated. */
+static inline int sim_alloc(struct sim *s, size_t cap, uint64_t seed)
+{
+	*s = (struct sim){ .cap = cap, .rng = seed * 2654435761u + 1 };
+	s->at = malloc(cap * sizeof(*s->at));
+	s->ref = malloc(cap * sizeof(*s->ref));
+	s->rate = malloc(cap * sizeof(*s->rate));
+	return s->at && s->ref && s->rate ? 0 : -1;
+}
+
+static inline void sim_free(struct sim *s)
+{
+	free(s->at);
+	free(s->ref);
+	free(s->rate);
+	s->at = NULL;
+	s->ref = s->rate = NULL;
+	s->n = s->cap = 0;
+}
+
+/* The first point: reference ref0 at counter c0, rate ns per tick. */
+static inline void sim_start(struct sim *s, uint64_t c0, long double ref0, long double rate)
 {
 	s->n = 1;
 	s->at[0] = c0;
 	s->ref[0] = ref0;
 	s->rate[0] = rate;
-	s->rng = seed * 2654435761u + 1;
+}
+
+/* Start a model of up to SIM_MAX_CHANGES points: reference ref0 at counter c0, rate ns
+ * per tick. sim_free it when done. */
+static inline void sim_init(struct sim *s, uint64_t c0, long double ref0, long double rate,
+			    uint64_t seed)
+{
+	if (sim_alloc(s, SIM_MAX_CHANGES, seed) < 0) {
+		perror("sim_init");   /* a test's fixture: nothing to test without it */
+		exit(1);
+	}
+	sim_start(s, c0, ref0, rate);
 }
 
 static inline uint64_t sim_rand(struct sim *s)
@@ -47,12 +85,23 @@ static inline uint64_t sim_uniform(struct sim *s, uint64_t n)
 	return n ? sim_rand(s) % (n + 1) : 0;
 }
 
+/* Uniform in [0, 1). */
+static inline long double sim_u(struct sim *s)
+{
+	return (long double)(sim_rand(s) >> 11) / 9007199254740992.0L;
+}
+
 static inline long double sim_truth_ld(const struct sim *s, uint64_t c)
 {
-	size_t k = s->n - 1;
-	while (k > 0 && s->at[k] > c)
-		k--;
-	return s->ref[k] + s->rate[k] * ((long double)c - (long double)s->at[k]);
+	size_t lo = 0, hi = s->n - 1;
+	while (lo < hi) {   /* the last point at or before c (the first if none is) */
+		size_t mid = lo + (hi - lo + 1) / 2;
+		if (s->at[mid] <= c)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return s->ref[lo] + s->rate[lo] * ((long double)c - (long double)s->at[lo]);
 }
 
 /* What the reference clock reads at counter c. */
@@ -64,7 +113,7 @@ static inline int64_t sim_truth(const struct sim *s, uint64_t c)
 /* From counter c on (c past every earlier change): new rate, and a jump of step ns. */
 static inline void sim_change(struct sim *s, uint64_t c, long double rate, long double step)
 {
-	if (s->n == SIM_MAX_CHANGES)
+	if (s->n == s->cap)
 		return;
 	s->ref[s->n] = sim_truth_ld(s, c) + step;
 	s->at[s->n] = c;

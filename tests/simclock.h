@@ -320,6 +320,9 @@ static inline void simc_use_source(uint64_t seed, long double ppm, int no_thread
 	struct fts_info in = { .size = sizeof(in) };
 	long double rate = 1 / 2.6L * (1 + ppm * 1e-6L);
 	simc_stop_thread();
+	sim_free(&simc.rt);   /* the last machine's clocks */
+	sim_free(&simc.mono);
+	sim_free(&simc.raw);
 	memset(&simc, 0, sizeof(simc));
 	pthread_mutex_init(&simc.m, NULL);
 	pthread_cond_init(&simc.cv, NULL);

@@ -94,6 +94,7 @@ static void steady_drift(void **state)
 	print_message("samples held after 1000: %zu\n", fts_calib_count(c));
 	assert_true(fts_calib_count(c) <= 250);
 	fts_calib_free(c);
+	sim_free(&s);
 }
 
 static void slews_at_sample_points(void **state)
@@ -116,6 +117,7 @@ static void slews_at_sample_points(void **state)
 	assert_covered(&r, "slews at sample points");
 	assert_true(r.within100 * 100 >= r.probes * 99);
 	fts_calib_free(c);
+	sim_free(&s);
 }
 
 static void slews_between_samples(void **state)
@@ -142,6 +144,7 @@ static void slews_between_samples(void **state)
 	probe_range(c, &s, t0, t - TICKS_10MS, 20000, &r);
 	assert_covered(&r, "slews between samples");
 	fts_calib_free(c);
+	sim_free(&s);
 }
 
 /* A step in the middle of an interval: never interpolated across, always covered. */
@@ -179,6 +182,7 @@ static void one_step(long double step, uint64_t seed)
 	assert_true(inside.widest <= fabsl(step) / 2 + 1000000);
 	assert_true(before.widest < 5000 && after.widest < 5000);
 	fts_calib_free(c);
+	sim_free(&s);
 }
 
 static void steps_forward_and_back(void **state)
@@ -219,6 +223,7 @@ static void tolerance_covers_wobble(void **state)
 	 * for the two cones, plus rounding */
 	assert_true(r.widest < 200);
 	fts_calib_free(c);
+	sim_free(&s);
 }
 
 static void noisy_wide_brackets(void **state)
@@ -242,6 +247,7 @@ static void noisy_wide_brackets(void **state)
 	probe_range(c, &s, t0, t - 2 * TICKS_10MS, 20000, &r);
 	assert_covered(&r, "noisy and wide brackets");
 	fts_calib_free(c);
+	sim_free(&s);
 }
 
 /* Thousands of later samples, a small capacity: old stamps stay convertible. */
@@ -268,6 +274,7 @@ static void old_stamps_after_thousands(void **state)
 	assert_covered(&old, "oldest after 5000 samples");
 	assert_covered(&all, "all after 5000 samples");
 	fts_calib_free(c);
+	sim_free(&s);
 }
 
 static void extrapolation_both_ways(void **state)
@@ -286,6 +293,7 @@ static void extrapolation_both_ways(void **state)
 	assert_covered(&before, "extrapolated before");
 	assert_covered(&after, "extrapolated after");
 	fts_calib_free(c);
+	sim_free(&s);
 }
 
 static void extreme_counters(void **state)
@@ -307,6 +315,7 @@ static void extreme_counters(void **state)
 
 	/* Where the answer cannot fit, ERANGE, and nothing written. */
 	c = fts_calib_new();
+	sim_free(&s);
 	sim_init(&s, t0, 9e18L, GHZ_RATE * 1000, 9);
 	feed(c, &s, t0, 10, TICKS_10MS, 100);
 	ns = 42;
@@ -316,6 +325,7 @@ static void extreme_counters(void **state)
 	assert_int_equal(ns, 42);
 	assert_int_equal(err, 43);
 	fts_calib_free(c);
+	sim_free(&s);
 }
 
 int main(int argc, char **argv)

@@ -23,7 +23,7 @@ struct tally {
 static void tally_probe(const struct fts_calib *c, const struct daysim *d, uint64_t x,
 			struct tally *t, int accuracy)
 {
-	int64_t est, err, truth = daysim_truth(d, x), miss;
+	int64_t est, err, truth = sim_truth(&d->s, x), miss;
 
 	assert_int_equal(fts_calib_convert(c, x, &est, &err), 0);
 	miss = est > truth ? est - truth : truth - est;
@@ -100,7 +100,7 @@ static void ntp_day(void **state)
 		struct tally t = { 0 };
 		uint64_t from = d.b[h * per_hour], to = d.a[(h + 1) * per_hour - 1];
 		for (int i = 0; i < 2000; i++)
-			tally_probe(c, &d, from + (uint64_t)(daysim_u(&d) * (long double)(to - from)), &t, 1);
+			tally_probe(c, &d, from + (uint64_t)(sim_u(&d.s) * (long double)(to - from)), &t, 1);
 		if (h == 23)
 			hour = t;
 		all.probes += t.probes;
@@ -117,7 +117,7 @@ static void ntp_day(void **state)
 	}
 	for (int i = 0; i < 2000; i++) {
 		uint64_t to = d.a[d.nsamp - 1], from = to - (uint64_t)(60e9L * DAYSIM_HZ);
-		tally_probe(c, &d, from + (uint64_t)(daysim_u(&d) * (long double)(to - from)), &minute, 1);
+		tally_probe(c, &d, from + (uint64_t)(sim_u(&d.s) * (long double)(to - from)), &minute, 1);
 	}
 	report("the last minute", &minute);
 	report("the last hour", &hour);
@@ -164,7 +164,7 @@ static void harsh(void **state)
 		      fts_calib_count(c));
 	for (int i = 0; i < 100000; i++) {
 		uint64_t from = d.b[0], to = d.a[d.nsamp - 1];
-		uint64_t x = from + (uint64_t)(daysim_u(&d) * (long double)(to - from));
+		uint64_t x = from + (uint64_t)(sim_u(&d.s) * (long double)(to - from));
 		int at_step = near_step(&d, x);
 		tally_probe(c, &d, x, at_step ? &steps : &away, !at_step);
 	}

@@ -300,6 +300,7 @@ static void rule8_fixed_point(void **state)
 		}
 	}
 	print_message("20000 lines: the fixed point at most %.3f ns off the doubles' line\n", worst);
+	sim_free(&r);
 }
 
 /* Rule 9, the function: a line carried on from a point at a band's middle rate covers
@@ -470,6 +471,7 @@ static void rule10_merges_by_cost(void **state)
 	assert_int_equal(wob_same, wob_probes);
 	fts_calib_free(c);
 	fts_calib_free(full);
+	sim_free(&s);
 }
 
 /* Rule 11, the bridge: past the end of a history (its tail, forward) and before the

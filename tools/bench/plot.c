@@ -1,8 +1,11 @@
-/* bench_plot.c - the bench charts: data files, gnuplot scripts, and gnuplot run on them.
+/* plot.c - the bench charts: data files, gnuplot scripts, and gnuplot run on them.
  *
  * The scripts use relative names and pick pngcairo or png themselves, so a user can
  * edit and rerun them in DIR. gnuplot is a separate program (not a library), found on
  * PATH at run time: the tool builds and benchmarks without it.
+ *
+ * Owns: the files in DIR and the gnuplot process. May not: know the bench's state
+ * (it gets only the bars and samples of plot.h's call).
  */
 #include <errno.h>
 #include <math.h>
@@ -12,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bench.h"
+#include "plot.h"
 #include "tool.h"
 
 #define BINS 60

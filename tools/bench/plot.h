@@ -1,6 +1,6 @@
-/* bench.h - between the bench subcommand and its chart writer. */
-#ifndef FTS_TOOL_BENCH_H
-#define FTS_TOOL_BENCH_H
+/* plot.h - between the bench subcommand and its chart writer (plot.c). */
+#ifndef FTS_TOOL_BENCH_PLOT_H
+#define FTS_TOOL_BENCH_PLOT_H
 
 #include <stddef.h>
 
