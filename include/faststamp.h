@@ -353,7 +353,7 @@ FTS__API int fts_get_info(struct fts_info *info);
  *   step (the process clock checks that with a clock read after a fresh stamp).
  *
  *   The rules that give it, each a function of src/estimate.c (rule 11: history.h;
- *   rule 12: src/clock.c; rule 13: src/sample.c, tested in tests/test_faults.c; rule
+ *   rule 12: src/convert.c; rule 13: src/clock.c, tested in tests/test_faults.c; rule
  *   14: src/tagged.c, tests/test_tagged.c)
  *   with its own test (tests/test_rules.c):
  *   1  a sample read ref_ns somewhere within its bracket: at the bracket's middle the

@@ -21,6 +21,8 @@
 #include <sys/auxv.h>
 
 #include "internal.h"
+#include "arch.h"
+#include "sysfs.h"
 
 #ifndef HWCAP2_ECV
 #  define HWCAP2_ECV (1 << 19)   /* FEAT_ECV: self-synchronised counter views exist */

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "internal.h"
+#include "arch.h"
 
 void fts__arch_info_flags(char *buf, size_t len)
 {

@@ -15,6 +15,8 @@
 #include <string.h>
 
 #include "internal.h"
+#include "arch.h"
+#include "sysfs.h"
 
 /* The timebase the device tree gives for every hart; absent without a device tree
  * (ACPI systems, user-mode emulation). */

@@ -4,6 +4,9 @@
 #include <string.h>
 
 #include "internal.h"
+#include "arch.h"
+#include "clock.h"
+#include "sysfs.h"
 
 #define LEAF_POWER 0x80000007u     /* EDX bit 8: invariant TSC */
 #define LEAF_EXT 0x80000001u       /* EDX bit 27: rdtscp */

@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "internal.h"
+#include "arch.h"
+#include "backend.h"
+#include "sysfs.h"
 
 #if FTS__HAVE_COUNTER
 int fts__store_counter = 1;

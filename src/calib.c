@@ -21,6 +21,7 @@
 #include "estimate.h"
 #include "history.h"
 #include "internal.h"
+#include "calib.h"
 
 #define DEFAULT_RATE_TOL_PPB 1000
 #define DEFAULT_MAX_BYTES ((size_t)64 << 20)

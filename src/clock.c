@@ -1,625 +1,1503 @@
-/* clock.c - stamps and their conversion through the process history (sample.c keeps
- * it fresh). */
-#include <errno.h>
-#include <stdint.h>
-#include <time.h>
-
-#include "internal.h"
-#include "history.h"
-
-fast_timestamp_t fts__clock_stamp(void)
-{
-	return fts__clock_stamp_inline();
-}
-
-/* A tagged stamp holds 63-bit two's complement ns: sign-extend bit 62. */
-static int64_t clock_stamp_ns(fast_timestamp_t s)
-{
-	return (int64_t)(s << 1) >> 1;
-}
-
-/* ---- rule 12: the fresh line -------------------------------------------------------
+/* clock.c - feeding the process history: samples, health checks, the sampler thread.
  *
- * A stamp past the newest sample needs a clock read after it (rule 11). One read serves
- * the stamps after it too, while the kernel computes the clock as it did then. It
- * changes how only at a timekeeping update (a tick, a step, a new rate), and every
- * update moves CLOCK_REALTIME_COARSE, the clock at the last one: while that reads as it
- * did before the read, the clock ran on since on one line, with no step, at a rate in
- * the tail's band (P2). What it read at a later stamp then lies on the read's line
- * carried on at the band, which lies inside the bridge's estimate and bound at the
- * read carried on the same way: one line, est = r0 + (x - c0) * mult, bound = err +
- * |x - c0| * grow (+ 1 ns of rounding). For up to FRESH_SPAN_NS after a read (the
- * kernel updates every few ms while a CPU is busy), and while the bound has grown by
- * less than FRESH_GROW_NS (the line's rate may be off by the growth), a stamp converts by that line and
- * one coarse clock read: no counter read, no look-up, no bridge, and a sorted batch
- * costs one multiply a stamp. Stamps between the newest sample and the read bridge to
- * the read itself. The line is made by a conversion that reads the clock
- * (fts__clock_fresh) and shared by every thread: readers only read it; a drop (a new
- * history or source, a fault, new offsets between CPUs) bumps the generation, and a
- * line of an older generation is not used. */
-#define FRESH_SPAN_NS 10000000
-#define FRESH_GROW_NS 50
-#define FRESH_CHAIN_NS 100000000   /* the sampler's period */
+ * A sample is one CLOCK_REALTIME read bracketed by two counter reads (the narrowest of
+ * a few tries): that is what the history gets. Then come the health reads, one
+ * bracket around CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME and
+ * CLOCK_MONOTONIC_RAW; the bracket's width bounds how far apart in time they were
+ * read. Comparing them with the previous sample's tells what happened in between:
+ *  - the counter against CLOCK_MONOTONIC_RAW, which no NTP adjustment, step or slew
+ *    touches (on the counter's own clocksource it is the counter times a constant):
+ *    a jump, a reset or a rate change of the counter is a counter fault. Across a
+ *    suspend RAW stops; the counter may stop with it, or run on for as long as the
+ *    suspend lasted (the kernel measures that with the RTC, to about a second);
+ *  - a step of the wall clock (settimeofday, a leap second): realtime - boottime
+ *    changes. Slews (NTP, ADJ_TICK up to +-10 %) change no offset: they are the
+ *    history's business, which follows the clock's rate against the counter;
+ *  - a suspend: boottime - monotonic grows.
+ * The judgement itself is health.c's, a pure function of the samples.
+ * Nothing here moves a sample: the history always gets what the clock read. A step, a
+ * suspend or a fault lies somewhere between two samples, and the history's bound for
+ * that interval covers both sides of it (see calib.c); that interval is the span of
+ * ambiguity, reported in fts_info.step_window_ns. Sampling promptly after an event
+ * keeps it short: the sampler thread waits on a timerfd armed with
+ * TFD_TIMER_CANCEL_ON_SET, which the kernel fires when the wall clock is set and on
+ * resume.
+ *
+ * A counter fault switches new stamps to clock_gettime (tagged, exact). The sample
+ * that found it still joins the history (unless the counter went backwards, when its
+ * values would collide with older ones), so stamps taken before it keep a bound; then
+ * the history stops growing. So does the kernel leaving the counter's clocksource
+ * (its watchdog found the counter unstable), checked every sampler round.
+ *
+ * Without a sampler thread (none could be started, or it exited after 10 s idle),
+ * conversions do its work: at most one sample a period, and a thread start retried
+ * with a backoff.
+ */
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
 
-struct fresh {
-	_Alignas(64) unsigned seq;   /* odd while being written */
-	unsigned gen;                /* bumped by fts__fresh_drop */
-	unsigned made;               /* the generation the line was made in */
-	uint32_t shift;
-	uint64_t c0, c1;             /* the counter values it serves; c0: the read's middle */
-	int64_t epoch;               /* the source's timekeeping epoch before the read */
-	int64_t r0, mult, grow;      /* the line: the bridge's estimate at c0, the tail's rate */
-	uint64_t err;                /* the bridge's bound at c0 */
-	int64_t read_r0;             /* the read itself: its reading and bound at c0 */
-	uint64_t read_err;
-	int64_t skew;                /* offsets between CPUs, when it was made */
-	uint64_t chain_end;          /* renewals bridge from it up to here */
-};
-/* One line a clock (enum fts__clk): two cache lines each. */
-static struct fresh fresh_of[FTS__NCLK] FTS__HOT_DATA = {
-	{ .made = 1 }, { .made = 1 }, { .made = 1 }, { .made = 1 }, { .made = 1 } };
+#include "health.h"
+#include "histfile.h"
+#include "history.h"
+#include "shared.h"
+#include "bracket.h"
+#include "faststamp/config.h"
+#include "internal.h"
+#include "arch.h"
+#include "backend.h"
+#include "calib.h"
+#include "clock.h"
+#include "convert.h"
+#include "freq.h"
+#include "now.h"
+#include "sysfs.h"
+#include "warp.h"
 
-/* A private copy of the fresh line. */
-struct fresh_view {
-	struct fts__line line, read;
-	int64_t epoch, skew;
-	uint64_t chain_end;
-};
+#define FIRST_GAP_NS 2000000          /* between the first three samples */
+#define SAMPLER_PERIOD_NS 100000000   /* background sampler period */
+#define SAMPLER_IDLE_ROUNDS 100       /* 10 s without conversions: the thread exits */
+#define SAMPLE_TRIES 5                /* keep the narrowest of this many brackets */
+#define FRESH_TRIES 3                 /* and of this many for rule 12's line */
+#define RETRY_MIN_NS 1000000000       /* a failed thread start is retried after 1 s, */
+#define RETRY_MAX_NS 64000000000      /* doubling up to 64 s */
 
-/* The generation of every line is fresh_of[0]'s. */
-FTS__HOT unsigned fts__fresh_gen(void)
+static uint64_t hw_counter(void *ctx)
 {
-	return __atomic_load_n(&fresh_of[0].gen, __ATOMIC_ACQUIRE);
+	(void)ctx;
+	return fts__arch_counter() & ~FTS_STAMP_CLOCK_TAG;
 }
 
-void fts__fresh_drop(void)
+static int hw_realtime(void *ctx, int64_t *ns)
 {
-	__atomic_fetch_add(&fresh_of[0].gen, 1, __ATOMIC_RELEASE);
+	(void)ctx;
+	return fts__now(CLOCK_REALTIME, ns);
 }
 
-FTS__HOT void fts__fresh_publish(int k, const struct fts__line *tail, const struct fts__line *rate,
-			const struct fts__line *read, int64_t epoch, int64_t skew, unsigned gen,
-			uint64_t chain_end)
+static int hw_clocks(void *ctx, struct fts__clocks *v)
 {
-	int64_t n0, e0, mult = tail->mult, grow = tail->grow;
-	struct fresh *fr = &fresh_of[k];
-	uint64_t span;
-	unsigned s;
-
-	if (tail->mult <= 0 || tail->shift > 62 || tail->grow < 0 || skew < 0 ||
-	    fts__bridge(tail, read, read->c0, &n0, &e0) < 0)
-		return;
-	/* The rate: the newest segment's, measured over its run (the band's middle is the
-	 * middle of what one interval allows), in the tail's fixed point; the growth covers
-	 * the band around the tail's rate from there. */
-	if (rate && rate->shift <= tail->shift && rate->mult > 0 && !(rate->flags & FTS__SEG_STEP)) {
-		__int128 m = (__int128)rate->mult << (tail->shift - rate->shift);
-		__int128 d = m > tail->mult ? m - tail->mult : tail->mult - m;
-		if (m < INT64_MAX && d < (__int128)tail->grow * 4) {
-			mult = (int64_t)m;
-			grow = tail->grow + (int64_t)d + 1;
-		}
-	}
-	/* FRESH_SPAN_NS, or less where the band is wide (a short newest interval): the
-	 * line leaves the truth by at most its growth, and keeps it under FRESH_GROW_NS */
-	span = (uint64_t)(((unsigned __int128)FRESH_SPAN_NS << tail->shift) / (uint64_t)mult);
-	if (grow > 0 && (unsigned __int128)span * (uint64_t)grow >
-			(unsigned __int128)FRESH_GROW_NS << tail->shift)
-		span = (uint64_t)(((unsigned __int128)FRESH_GROW_NS << tail->shift) / (uint64_t)grow);
-	/* one multiply over the span, and bounds far from overflow */
-	if (span > (UINT64_C(1) << 40) || read->c0 > FTS_STAMP_CLOCK_TAG - span ||
-	    !fts__seg_fast(n0, mult, tail->shift, span) || e0 > INT64_C(1) << 60 ||
-	    skew > INT64_C(1) << 60 || read->err > UINT64_C(1) << 60 ||
-	    fts__mulshift(span, grow, tail->shift) > (__int128)1 << 60)
-		return;
-	if (!chain_end)
-		chain_end = tail->c0 + (uint64_t)(((unsigned __int128)FRESH_CHAIN_NS << tail->shift) /
-						  (uint64_t)tail->mult);
-	s = FTS__LD(fr->seq);
-	if ((s & 1) || !__atomic_compare_exchange_n(&fr->seq, &s, s + 1, 0, __ATOMIC_RELAXED,
-						    __ATOMIC_RELAXED))
-		return;   /* another thread writes one now */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	FTS__ST(fr->shift, tail->shift);
-	FTS__ST(fr->c0, read->c0);
-	FTS__ST(fr->c1, read->c0 + span);
-	FTS__ST(fr->epoch, epoch);
-	FTS__ST(fr->r0, n0);
-	FTS__ST(fr->mult, mult);
-	FTS__ST(fr->grow, grow);
-	FTS__ST(fr->err, (uint64_t)e0);
-	FTS__ST(fr->read_r0, read->r0);
-	FTS__ST(fr->read_err, read->err);
-	FTS__ST(fr->skew, skew);
-	FTS__ST(fr->chain_end, chain_end);
-	FTS__ST(fr->made, gen);
-	__atomic_store_n(&fr->seq, s + 2, __ATOMIC_RELEASE);
+	int rc;
+	(void)ctx;
+	if ((rc = fts__now(CLOCK_REALTIME, &v->rt)) < 0 ||
+	    (rc = fts__now(CLOCK_MONOTONIC, &v->mono)) < 0 ||
+	    (rc = fts__now(CLOCK_BOOTTIME, &v->boot)) < 0 ||
+	    (rc = fts__now(CLOCK_MONOTONIC_RAW, &v->raw)) < 0)
+		return rc;
+	return fts__now(CLOCK_TAI, &v->tai);
 }
 
-/* A whole copy of the fresh line of this generation: 1; 0 if there is none. */
-FTS__HOT static int fresh_load(int k, struct fresh_view *f)
+static int hw_clock(void *ctx, int k, int64_t *ns)
 {
-	const struct fresh *fr = &fresh_of[k];
-	unsigned s = __atomic_load_n(&fr->seq, __ATOMIC_ACQUIRE);
-
-	if ((s & 1) || FTS__LD(fr->made) != fts__fresh_gen())
-		return 0;
-	f->line.c0 = f->read.c0 = FTS__LD(fr->c0);
-	f->line.c1 = f->read.c1 = FTS__LD(fr->c1);
-	f->line.shift = f->read.shift = FTS__LD(fr->shift);
-	f->line.mult = f->read.mult = FTS__LD(fr->mult);
-	f->line.grow = f->read.grow = FTS__LD(fr->grow);
-	f->line.r0 = FTS__LD(fr->r0);
-	f->line.err = FTS__LD(fr->err);
-	f->read.r0 = FTS__LD(fr->read_r0);
-	f->read.err = FTS__LD(fr->read_err);
-	f->line.flags = FTS__SEG_FAST;
-	f->read.flags = 0;
-	f->epoch = FTS__LD(fr->epoch);
-	f->skew = FTS__LD(fr->skew);
-	f->chain_end = FTS__LD(fr->chain_end);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return FTS__LD(fr->seq) == s;
+	(void)ctx;
+	return fts__now(fts__clk_id(k), ns);
 }
 
-/* Has the kernel kept computing the clock as at the read? */
-FTS__HOT static int fresh_kept(const struct fresh_view *f)
-{
-	int64_t epoch;
-
-	return fts__clock_epoch(&epoch) == 0 && epoch == f->epoch;
-}
-
-static int fresh_covers(const struct fresh_view *f, uint64_t x)
-{
-	return x >= f->line.c0 && x <= f->line.c1;
-}
-
-/* Rule 12's line at x, covered (err may be NULL). Its publisher checked that nothing
- * overflows over the span. */
-FTS__HOT static void fresh_at(const struct fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
-{
-	*ns = fts__line_at(&f->line, x);
-	if (err)
-		*err = (int64_t)(f->line.err + (uint64_t)fts__mulshift(x - f->line.c0, f->line.grow,
-								     f->line.shift) + 1);
-}
-
-/* A stamp past the line after the kernel updated the clock (the first conversion after
- * a few ms of idle, most often): the line stands for the tail (it is the tail's band
- * carried on from a read), and a read now bridges from it (rule 11), without the
- * history's pages. The read agrees with the line (else a step or new rate: the history
- * takes it, convert_checked) and becomes the next line; lines renewed so carry on
- * from the tail's key for at most FRESH_CHAIN_NS (the sampler makes a line from each
- * new tail; without it, a conversion that reads the history does). 1 if converted. */
-static int fresh_renew(int k, const struct fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
-{
-	struct fts__line read, fwd = f->line;
-	int64_t p, bound;
-	unsigned gen = fts__fresh_gen();
-
-	fwd.flags = 0;
-	if (x < fwd.c0 || x > f->chain_end || fts__clock_read(k, &fwd, &read) < 0 || read.c0 < x ||
-	    fts__line_convert(&fwd, 1, read.c0, &p, &bound) < 0 ||
-	    (p > read.r0 ? p - read.r0 : read.r0 - p) > bound + (int64_t)read.err ||
-	    fts__bridge(&fwd, &read, x, ns, err) < 0)
-		return 0;
-	if (err)
-		*err = *err > INT64_MAX - f->skew ? INT64_MAX : *err + f->skew;
-	fts__clock_line(k, &fwd, NULL, &read, gen, f->chain_end);
-	return 1;
-}
-
-/* ---- conversions ----------------------------------------------------------------- */
-
-/* Is x inside segment l, as the look-up would find it: [c0, c1), and c1 itself only for
- * the newest? */
-static int inside(const struct fts__line *l, uint64_t x, uint64_t newest)
-{
-	return x >= l->c0 && (x < l->c1 || (x == l->c1 && x == newest));
-}
-
-/* The array hot path: the stamps from *i on that lie inside seg, by its line alone (no
- * bound wanted). Leaves *i at the last one done; 0 if seg does not qualify. */
-static int line_run(const struct fts__line *seg, const fast_timestamp_t *stamps, size_t n,
-		    int64_t *ns, size_t *i, uint64_t newest)
-{
-	const struct fts__line l = *seg;   /* a private copy: stores to ns cannot alias it */
-	size_t k = *i;
-
-	if (!(l.flags & FTS__SEG_FAST))
-		return 0;
-	for (; k < n && inside(&l, stamps[k], newest); k++)
-		ns[k] = fts__line_at(&l, stamps[k]);
-	*i = k - 1;
-	return 1;
-}
-
-/* A stamp past the newest sample, with the tail's line: rule 11 with the read after it,
- * the fresh line's (f) or one just taken (read); the tail alone (rule 9) with neither. */
-static int past_newest(const struct fts__line *tail, uint64_t x, const struct fresh_view *f,
-		       const struct fts__line *read, int64_t *ns, int64_t *err)
-{
-	if (f && x < f->line.c0)
-		return fts__bridge(tail, &f->read, x, ns, err);
-	if (read)
-		return fts__bridge(tail, read, x, ns, err);
-	return fts__line_convert(tail, 1, x, ns, err);
-}
-
-/* The line a batch's last look-up found, kept for the stamps after it: a sorted batch
- * stays in one segment, or past the newest sample, and needs no look-up more. */
-struct cached {
-	enum { CACHED_NONE, CACHED_SEGMENT, CACHED_TAIL } what;
-	struct fts__line line;
+static const clockid_t clk_ids[FTS__NCLK] = {
+	[FTS__CLK_REALTIME] = CLOCK_REALTIME, [FTS__CLK_TAI] = CLOCK_TAI,
+	[FTS__CLK_MONOTONIC] = CLOCK_MONOTONIC, [FTS__CLK_BOOTTIME] = CLOCK_BOOTTIME,
+	[FTS__CLK_RAW] = CLOCK_MONOTONIC_RAW,
 };
 
-/* Where x lies in state p (newest: its newest sample), from the cache when it holds x,
- * else by a look-up that the cache then keeps: 0 inside a segment, 1 past the newest
- * sample, -1 before the first, -ENODATA (not a state); the line in ca->line. */
-static inline int locate(const struct fts_calib *c, const struct fts__pub *p, uint64_t newest,
-			 uint64_t x, struct cached *ca)
+int fts__clk_of(clockid_t id)
 {
-	int where;
-
-	if (ca->what == CACHED_SEGMENT && inside(&ca->line, x, newest))
-		return 0;
-	if (ca->what == CACHED_TAIL && x > newest)
-		return 1;
-	where = fts__pub_lookup(c, p, x, &ca->line);
-	ca->what = where == 0 ? CACHED_SEGMENT : where == 1 ? CACHED_TAIL : CACHED_NONE;
-	return where;
+	for (int k = 0; k < FTS__NCLK; k++)
+		if (clk_ids[k] == id)
+			return k;
+	return -1;
 }
 
-/* A stamp of the history used before this one (a copy of a shared history the clock
- * left), which no one writes. */
-static int from_old(const struct fts_calib *old, uint64_t x, int64_t *ns, int64_t *err)
+clockid_t fts__clk_id(int k)
 {
-	struct fts__line l;
-	int where = fts__calib_find(old, x, &l);
-
-	return where < -1 ? -EAGAIN : fts__line_convert(&l, where, x, ns, err);
+	return clk_ids[k];
 }
 
-/* A tagged stamp on CLOCK_REALTIME: its own reading, exact. */
-static void tagged_at(fast_timestamp_t x, int64_t *ns, int64_t *err)
+/* CLOCK_REALTIME_COARSE is the clock at the kernel's last timekeeping update: every
+ * update moves it, as time passes between them. */
+FTS__HOT static int hw_epoch(void *ctx, int64_t *e)
 {
-	*ns = clock_stamp_ns(x);
-	if (err)
-		*err = 0;
+	(void)ctx;
+	return fts__now(CLOCK_REALTIME_COARSE, e);
 }
 
-/* Convert stamps[0..n) into ns/err (err may be NULL) with the process clock's
- * histories of clock k (fts__clock_view): the one in use, and the one used before it,
- * if any. f, if not NULL, is the fresh line (kept: rule 12), for the stamps it covers
- * and the bridge before it; read, if not NULL, a clock read after every stamp
- * (fts__clock_fresh), for the others past the newest sample. Tagged stamps give their
- * CLOCK_REALTIME reading. -EAGAIN when a history another process writes kept moving;
- * -ESTALE for a counter stamp with no history in view (another thread left the shared
- * one and is making the process's). */
-static int convert_many(int k, const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
-			const struct fresh_view *f, const struct fts__line *read)
+static const struct fts__source hw_source = { .counter = hw_counter, .realtime = hw_realtime,
+					     .clocks = hw_clocks, .read = hw_clock, .epoch = hw_epoch };
+
+static int hw_cpus(void *ctx, cpu_set_t *set)
 {
-	struct fts__clock_view v;
-	struct fts__line otail;
-	struct fts__reading rd = { 0 };
-	const struct fts__pub *p;
-	uint64_t newest, onewest = 0;
-	int rc, again;
-
-	fts__clock_view(k, &v);
-	if (!v.cur) {   /* no history yet: only tagged stamps can be converted */
-		for (size_t i = 0; i < n; i++) {
-			if (!(stamps[i] & FTS_STAMP_CLOCK_TAG))
-				return -ESTALE;
-			tagged_at(stamps[i], &ns[i], err ? &err[i] : NULL);
-		}
-		return 0;
-	}
-	if (v.old) {
-		onewest = fts__calib_newest_counter(v.old);
-		fts__calib_find(v.old, onewest + 1, &otail);
-	}
-retry:
-	p = fts__latch_read(v.cur, &rd);
-	newest = FTS__LD(p->newest);
-	rc = 0;
-	struct cached ca = { .what = CACHED_NONE };
-	for (size_t i = 0; i < n && rc == 0; i++) {
-		fast_timestamp_t x = stamps[i];
-		int64_t *e = err ? &err[i] : NULL;
-		int where;
-
-		if (x & FTS_STAMP_CLOCK_TAG) {
-			tagged_at(x, &ns[i], e);
-		} else if (f && fresh_covers(f, x)) {
-			fresh_at(f, x, &ns[i], e);
-		} else if (v.old && x <= onewest) {
-			rc = from_old(v.old, x, &ns[i], e);
-		} else if ((where = locate(v.cur, p, newest, x, &ca)) == -ENODATA) {
-			rc = -EAGAIN;
-		} else if (where == 0 && !err && line_run(&ca.line, stamps, n, ns, &i, newest)) {
-			continue;
-		} else if (where < 0 && v.old) {   /* between the old history and this (rule 11) */
-			rc = fts__bridge(&otail, &ca.line, x, &ns[i], e);
-		} else if (where > 0) {
-			rc = past_newest(&ca.line, x, f, read, &ns[i], e);
-		} else {
-			rc = fts__line_convert(&ca.line, where, x, &ns[i], e);
-		}
-	}
-	if ((again = fts__latch_again(v.cur, &rd)) > 0)
-		goto retry;
-	return again < 0 ? again : rc;
-}
-
-/* A counter stamp's bound also covers the counter's offsets between CPUs, as the warp
- * test found them (0 nearly always: nothing to do). -EAGAIN while the test could not
- * run: the offsets are unknown. */
-static int add_skew(const fast_timestamp_t *stamps, size_t n, int64_t *err)
-{
-	int64_t skew = fts__clock_skew_ns();
-
-	if (skew < 0)
-		return -EAGAIN;
-	for (size_t i = 0; skew && err && i < n; i++)
-		if (!(stamps[i] & FTS_STAMP_CLOCK_TAG))
-			err[i] = err[i] > INT64_MAX - skew ? INT64_MAX : err[i] + skew;
+	(void)ctx;
+	fts__cpus_allowed(set);
 	return 0;
 }
 
-/* Ready the history for counter stamps up to newest. */
-static int prepare(uint64_t newest)
+static uint64_t hw_read(void *ctx)
 {
-	if (!FTS__HAVE_COUNTER && fts__clock_uses_hw())
-		return -EINVAL;   /* a counter value on a build without a counter */
-	return fts__clock_prepare(newest);
+	(void)ctx;
+	return fts__arch_counter();
 }
 
-/* Every stamp tagged or on the fresh line (rule 12): no look-up. */
-static void convert_fresh(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
-			  const struct fresh_view *f, int tagged)
+static int hw_warp(void *ctx, const cpu_set_t *cpus, struct fts__warp *w)
 {
-	const struct fts__line l = f->line;   /* a private copy: stores to ns cannot alias it */
-	const int64_t skew = f->skew;
-
-	if (!err && !tagged) {   /* the packet burst: one multiply a stamp */
-		for (size_t i = 0; i < n; i++)
-			ns[i] = fts__line_at(&l, stamps[i]);
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		fast_timestamp_t x = stamps[i];
-
-		if (x & FTS_STAMP_CLOCK_TAG) {
-			ns[i] = clock_stamp_ns(x);
-			err[i] = 0;
-			continue;
-		}
-		ns[i] = fts__line_at(&l, x);
-		err[i] = (int64_t)(l.err + (uint64_t)fts__mulshift(x - l.c0, l.grow, l.shift)) + 1 + skew;
-	}
+	(void)ctx;
+	return fts__warp_measure(hw_read, NULL, cpus, w);
 }
 
-static int convert_counter(int k, const fast_timestamp_t *stamps, size_t n, int64_t *ns,
-			   int64_t *err)
+static int hw_migrate(void *ctx, int cpu)
 {
-	uint64_t newest = 0, beyond = 0;   /* the newest counter stamp; the newest after f */
-	struct fts__line read;
-	const struct fts_calib *h;
-	struct fresh_view f;
-	int have_counter = 0, tagged = 0, have_f = 0, covered = 1, have_read = 0, rc;
+	cpu_set_t one;
 
-	for (size_t i = 0; i < n; i++) {
-		uint64_t x = stamps[i];
-		if (x & FTS_STAMP_CLOCK_TAG) {
-			tagged = 1;
-			continue;
-		}
-		have_counter = 1;
-		newest = x > newest ? x : newest;
-	}
-	/* The fresh line, where a stamp is past its read or the newest sample (stamps
-	 * inside the history, most often, convert without it). */
-	if (have_counter &&
-	    (newest >= FTS__LD(fresh_of[k].c0) ||
-	     ((h = fts__clock_history(k)) && newest > fts__calib_newest_counter(h))) &&
-	    fresh_load(k, &f) && fresh_kept(&f)) {
-		have_f = 1;
-		for (size_t i = 0; i < n; i++) {
-			uint64_t x = stamps[i];
-			if (x & FTS_STAMP_CLOCK_TAG)
-				continue;
-			covered &= fresh_covers(&f, x);
-			if (x > f.line.c1)
-				beyond = x > beyond ? x : beyond;
-		}
-	} else {
-		beyond = newest;
-	}
-	if (have_f && covered) {
-		convert_fresh(stamps, n, ns, err, &f, tagged);
+	(void)ctx;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	return -pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+}
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* all state below */
+static struct fts__source src = { .counter = hw_counter, .realtime = hw_realtime,
+				  .clocks = hw_clocks, .read = hw_clock, .epoch = hw_epoch };
+/* One history a clock (enum fts__clk), fed by the same samples; set once, read with
+ * acquire. hist is CLOCK_REALTIME's, the one the process clock is judged by. */
+static struct fts_calib *hists[FTS__NCLK] FTS__HOT_DATA;
+#define hist hists[FTS__CLK_REALTIME]
+/* The machine's shared history (shared.h), while this process converts with it. */
+static struct fts__shared shared FTS__HOT_DATA;
+static int attached FTS__HOT_DATA;                  /* read with acquire: shared.view is in use */
+static int attach_tried;
+static struct fts_calib *frozen[FTS__NCLK] FTS__HOT_DATA;   /* copies of the shared histories, taken on leaving */
+static char shared_path[256];         /* the shared history looked for */
+static char shared_note[240];         /* why it is not used, "" while it is */
+/* A publisher (faststamp serve): the history lies in its sealed memory (shared.h). */
+static struct fts__publisher publisher;
+static int64_t period_ns = SAMPLER_PERIOD_NS;
+static uint64_t taken;                /* samples added */
+static int used FTS__HOT_DATA;                      /* a conversion happened since the last round */
+static int running FTS__HOT_DATA;                   /* the sampler thread of this source exists */
+static int alive;                     /* sampler threads alive, of any source */
+static int64_t retry_at, retry_gap;   /* thread start backoff, CLOCK_MONOTONIC ns */
+static uint64_t thread_starts;        /* attempts to start the sampler thread */
+static struct fts__health health;     /* what the next sample is judged against */
+/* Read without the lock (0 until the rate is known): without a sampler thread, a
+ * conversion samples when the history is older than this. */
+static uint64_t period_ticks FTS__HOT_DATA;
+static int64_t ambiguous_ns;          /* span of the interval holding the last event */
+static unsigned source_gen;           /* a thread sampling another source stops */
+static uint64_t steps_seen, suspends_seen;
+static int faulted FTS__HOT_DATA;
+static char fault_reason[160];
+/* The counter across CPUs, where the kernel does not keep time with it itself: the
+ * warp test at the first calibration, then samples taken on each CPU in turn. */
+enum proof_state {
+	PROOF_UNSET,             /* not looked at yet */
+	PROOF_NONE,              /* not needed: the kernel keeps time with the counter */
+	PROOF_PENDING,           /* needed, not run yet: at the first calibration */
+	PROOF_DONE,              /* proven: no warp wider than a sample's bracket */
+	PROOF_WARPED,            /* a wider warp: new stamps use the clock */
+	PROOF_NO_RUN,            /* the test could not run: retried */
+};
+static struct proof {
+	enum proof_state state;
+	struct fts__warp w;
+	cpu_set_t cpus;          /* the CPUs it was run on, which the sampler visits */
+	int cpu;                 /* the CPU the sampler moved to last, -1: none */
+	pthread_t mover;         /* the thread that moved there */
+	uint64_t bracket;        /* ticks: a sample's bracket when it ran */
+	int64_t retry_at, retry_gap;   /* PROOF_NO_RUN: the next try, CLOCK_MONOTONIC ns */
+	char text[200];
+} proof;
+static int64_t skew_ns FTS__HOT_DATA;      /* fts__clock_skew_ns(); read without the lock */
+
+static int needs_proof(void);
+static enum fts__relation relation(void);
+
+/* New offsets between CPUs: the fresh line (convert.c) holds the old ones. */
+static void skew_set(int64_t v)
+{
+	__atomic_store_n(&skew_ns, v, __ATOMIC_RELAXED);
+	fts__fresh_drop();
+}
+
+/* With lock held: the proof as the source starts, needed or not. */
+static void proof_reset(void)
+{
+	proof = (struct proof){ .cpu = -1 };
+	proof.state = needs_proof() ? PROOF_PENDING : PROOF_NONE;
+	snprintf(proof.text, sizeof(proof.text), "%s",
+		 proof.state == PROOF_PENDING ? "pending: the warp test runs at the first calibration"
+		 : relation() == FTS__CS_IS_COUNTER ? "not needed: the kernel keeps time with the counter"
+						   : "not needed: new stamps are clock readings");
+	skew_set(0);
+}
+
+static void proof_reset_once(void)
+{
+	if (proof.state == PROOF_UNSET)
+		proof_reset();
+}
+
+/* Fork must not land inside a history write: the child would inherit a writer half way
+ * through an add, and the lock held by a thread it does not have. The writer holds the
+ * lock across every write; fork takes it first. */
+static void before_fork(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void after_fork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+static void record_drop_inherited(void);
+
+static void after_fork_child(void)
+{
+	pthread_mutex_init(&lock, NULL);
+	running = alive = 0;   /* threads do not survive fork */
+	retry_at = retry_gap = 0;
+	record_drop_inherited();
+}
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static void register_atfork(void)
+{
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+static enum fts__relation relation(void)
+{
+	return src.counter == hw_counter ? fts__backend_choice()->arch.relation : src.relation;
+}
+
+/* Does the counter of this source need the proof across CPUs? */
+static int needs_proof(void)
+{
+	if (src.counter == hw_counter && (!FTS__HAVE_COUNTER || !fts__backend_choice()->store_counter))
 		return 0;
+	return relation() != FTS__CS_IS_COUNTER;
+}
+
+/* New stamps use the counter when it was chosen, is proven (or need not be) and no
+ * fault was found. */
+static void store_choice(void)
+{
+	int ok = !faulted && proof.state != PROOF_WARPED && proof.state != PROOF_NO_RUN &&
+		 fts__backend_choice()->store_counter;
+	__atomic_store_n(&fts__store_counter, ok, __ATOMIC_RELAXED);
+}
+
+/* New stamps stop using the counter, and the history stops growing. */
+static void fault(const char *why)
+{
+	faulted = 1;
+	fts__fresh_drop();
+	snprintf(fault_reason, sizeof(fault_reason), "%s", why);
+	__atomic_store_n(&fts__store_counter, 0, __ATOMIC_RELAXED);
+}
+
+
+/* With lock held: run the warp test if the counter needs it and has none yet (or the
+ * last one could not run and its retry is due). A warp wider than a sample's bracket
+ * keeps new stamps off the counter; every counter stamp's bound then covers the
+ * offsets the test found (skew_ns), set once the counter's rate is known. */
+static int prove_locked(void)
+{
+	struct fts__cbracket br;
+	int64_t now = 0;
+	int rc;
+
+	proof_reset_once();
+	fts__now(CLOCK_MONOTONIC, &now);
+	if (proof.state == PROOF_NO_RUN && now < proof.retry_at)
+		return -EAGAIN;
+	if (proof.state != PROOF_PENDING && proof.state != PROOF_NO_RUN)
+		return 0;
+	if ((rc = (src.cpus ? src.cpus : hw_cpus)(src.ctx, &proof.cpus)) < 0 ||
+	    (rc = (src.warp ? src.warp : hw_warp)(src.ctx, &proof.cpus, &proof.w)) < 0 ||
+	    (rc = fts__cbracket_read(src.counter, src.realtime, src.ctx, SAMPLE_TRIES, &br)) < 0) {
+		/* retried as a sampler thread is: after 1 s, 2 s, ... up to 64 s */
+		proof.retry_gap = proof.retry_gap ? 2 * proof.retry_gap : RETRY_MIN_NS;
+		if (proof.retry_gap > RETRY_MAX_NS)
+			proof.retry_gap = RETRY_MAX_NS;
+		proof.state = PROOF_NO_RUN;
+		proof.retry_at = now + proof.retry_gap;
+		snprintf(proof.text, sizeof(proof.text), "could not run (%s): new stamps use "
+			 "clock_gettime, counter stamps wait for it (retried)", strerror(-rc));
+		skew_set(-1);
+		store_choice();
+		return rc;
 	}
-	for (int tries = 0; tries < 3; tries++) {
-		if (have_counter) {
-			if ((rc = prepare(newest)) < 0)
-				return rc;
-			if (!fts__clock_holds(k))
-				return -ENOTSUP;
-			/* past the newest sample and the fresh line: a clock read after them */
-			h = fts__clock_history(k);
-			have_read = h && beyond > fts__calib_newest_counter(h) &&
-				    fts__clock_fresh(k, beyond, &read) == 1;
-		}
-		rc = convert_many(k, stamps, n, ns, err, have_f ? &f : NULL, have_read ? &read : NULL);
-		if (rc == 0 && have_counter)
-			rc = add_skew(stamps, n, err);
-		/* No history in view: another thread left the shared one after prepare(), and
-		 * prepare() again waits for the process's. A shared history that kept moving:
-		 * the clock leaves it (fts__clock_view). */
-		if (rc == -ESTALE)
+	proof.bracket = br.a - br.b;
+	proof.state = proof.w.warp > proof.bracket ? PROOF_WARPED : PROOF_DONE;
+	skew_set(0);
+	if (proof.w.warp)
+		snprintf(proof.text, sizeof(proof.text), "%s: %d CPUs, the counter went back %llu "
+			 "ticks between CPU %d and the first (a sample's bracket: %llu ticks)",
+			 proof.state == PROOF_WARPED ? "warp found, new stamps use clock_gettime"
+						      : "proven with a warp inside a bracket",
+			 proof.w.cpus, (unsigned long long)proof.w.warp, proof.w.worst_cpu,
+			 (unsigned long long)proof.bracket);
+	else
+		snprintf(proof.text, sizeof(proof.text), "proven: %d CPUs, no backward step "
+			 "(offsets within %llu ticks), %.2f ms", proof.w.cpus,
+			 (unsigned long long)proof.w.spread, (double)proof.w.cost_ns / 1e6);
+	store_choice();
+	return 0;
+}
+
+static long double ns_of(uint64_t ticks);
+static void fresh_rebase(void);
+
+/* With lock held, once the counter's rate is known: the offsets a warp showed, in ns. */
+static void skew_update_locked(void)
+{
+	if (proof.w.warp && health.ticks_per_ns > 0 && __atomic_load_n(&skew_ns, __ATOMIC_RELAXED) == 0)
+		skew_set((int64_t)ns_of(proof.w.spread) + 1);
+}
+
+/* With lock held: pin the calling thread (the sampler) to cpu. 0, or -1. */
+static int move_locked(int cpu)
+{
+	if ((src.migrate ? src.migrate : hw_migrate)(src.ctx, cpu) < 0)
+		return -1;
+	proof.cpu = cpu;
+	proof.mover = pthread_self();
+	return 0;
+}
+
+/* With lock held, in the sampler: move to the next CPU the counter was proven on. */
+static void next_cpu_locked(void)
+{
+	if (proof.state != PROOF_DONE || CPU_COUNT(&proof.cpus) < 2)
+		return;
+	for (int i = 1; i <= CPU_SETSIZE; i++) {
+		int cpu = (proof.cpu + i + CPU_SETSIZE) % CPU_SETSIZE;
+		if (CPU_ISSET(cpu, &proof.cpus) && move_locked(cpu) == 0)
+			return;
+	}
+}
+
+/* The narrowest of tries brackets of clock k by the counter. 0 or a negative errno. */
+static int bracket_clock(int k, int tries, struct fts__cbracket *out)
+{
+	int got = 0, rc = -EAGAIN;
+
+	for (int i = 0; i < tries; i++) {
+		uint64_t b = src.counter(src.ctx), a;
+		int64_t ns;
+		rc = k == FTS__CLK_REALTIME ? src.realtime(src.ctx, &ns) : src.read(src.ctx, k, &ns);
+		a = src.counter(src.ctx);
+		if (rc < 0 || a < b)
 			continue;
-		if (rc != -EAGAIN || !fts__clock_leave_shared("its state kept changing under a read"))
+		if (!got || a - b < out->a - out->b) {
+			*out = (struct fts__cbracket){ .b = b, .a = a, .ns = ns };
+			got = 1;
+		}
+	}
+	return got ? 0 : rc < 0 ? rc : -EAGAIN;
+}
+
+static int take(struct fts__psample *s)
+{
+	struct fts__cbracket r;
+	int rc = bracket_clock(FTS__CLK_REALTIME, SAMPLE_TRIES, &r);
+
+	if (rc < 0)
+		return rc;
+	s->b = r.b;
+	s->a = r.a;
+	s->rt = r.ns;
+	s->cpu = proof.cpu >= 0 && pthread_equal(proof.mover, pthread_self()) ? proof.cpu : -1;
+	s->hb = src.counter(src.ctx);
+	rc = src.clocks(src.ctx, &s->clk);
+	s->ha = src.counter(src.ctx);
+	if (rc < 0 || s->ha < s->hb)
+		return rc < 0 ? rc : -EAGAIN;
+	s->k[FTS__CLK_REALTIME] = r;
+	for (int k = FTS__CLK_REALTIME + 1; k < FTS__NCLK; k++)
+		if ((rc = bracket_clock(k, SAMPLE_TRIES, &s->k[k])) < 0)
+			return rc;
+	return 0;
+}
+
+static long double ns_of(uint64_t ticks)
+{
+	/* ticks at the rate against MONOTONIC_RAW, 0 until it is known */
+	return health.ticks_per_ns > 0 ? (long double)ticks / health.ticks_per_ns : 0;
+}
+
+/* With lock held: " on CPU n" where the sampler moves between CPUs. */
+static const char *cpu_note(const struct fts__psample *s)
+{
+	static char note[24];
+
+	if (s->cpu < 0 || proof.state != PROOF_DONE)
+		return "";
+	snprintf(note, sizeof(note), " on CPU %d", s->cpu);
+	return note;
+}
+
+/* Judge s against the samples before it (health.c), and learn from it when healthy:
+ * the events it found are counted, the counter's rate against MONOTONIC_RAW kept. */
+static enum fts__verdict check(const struct fts__psample *s, struct fts__seen *e, char *why,
+			       size_t len)
+{
+	int watch = proof.state >= PROOF_PENDING && relation() == FTS__CS_FROM_COUNTER;
+	enum fts__verdict v = fts__health_judge(&health, s, watch, cpu_note(s), e, why, len);
+
+	if (v != FTS__HEALTHY)
+		return v;
+	suspends_seen += (uint64_t)e->suspend;
+	steps_seen += (uint64_t)e->step;
+	if (e->suspend || e->step || e->ran_on)
+		ambiguous_ns = e->awake_ns;   /* awake time: no stamp is taken asleep */
+	fts__health_learn(&health, s, e);
+	if (health.ticks_per_ns > 0)
+		__atomic_store_n(&period_ticks, (uint64_t)(health.ticks_per_ns * SAMPLER_PERIOD_NS),
+				 __ATOMIC_RELAXED);
+	return v;
+}
+
+/* ---- the record file (fts_clock_record) --------------------------------------------- */
+
+#define RECORD_FLUSH_NS 1000000000   /* write what is buffered at least once a second */
+
+static struct {
+	int fd;                 /* -1: not recording */
+	int err;                /* the write error that stopped it, 0 */
+	unsigned char *buf;
+	size_t n, cap;
+	int64_t flushed_at;     /* CLOCK_MONOTONIC */
+} rec = { .fd = -1 };
+
+/* With lock held: a write error stops recording; fts_clock_record(NULL) reports it. */
+static void record_stop(int err)
+{
+	if (rec.fd >= 0)
+		close(rec.fd);
+	rec.fd = -1;
+	if (err && !rec.err)
+		rec.err = err;
+	free(rec.buf);
+	rec.buf = NULL;
+	rec.n = rec.cap = 0;
+}
+
+/* In a child after fork: the parent's record stays the parent's. The child writes
+ * nothing to it (its blocks would interleave with the parent's) and may record a file
+ * of its own. The parent's lock stays with the parent's open file. */
+static void record_drop_inherited(void)
+{
+	if (rec.fd >= 0)
+		close(rec.fd);
+	rec.fd = -1;
+	rec.err = 0;
+	rec.n = 0;
+}
+
+static void record_flush(void)
+{
+	int rc;
+
+	if (rec.fd < 0)
+		return;
+	fts__now(CLOCK_MONOTONIC, &rec.flushed_at);
+	if (!rec.n)
+		return;
+	rc = fts__write_block(rec.fd, FTS__BLK_CLKSAMPLES, rec.buf, (uint32_t)rec.n);
+	rec.n = 0;
+	if (rc < 0)
+		record_stop(-rc);
+}
+
+/* A sample of every clock, each in its bracket; steps: bit k, clock k's history was
+ * told of a step before it (so a replay tells it the same). */
+static void record_sample(const struct fts__psample *s, uint32_t steps)
+{
+	int64_t now;
+
+	if (rec.fd < 0)
+		return;
+	if (rec.cap - rec.n < FTS__CLKSAMPLE_BYTES) {
+		size_t cap = rec.cap ? rec.cap * 2 : 64 * FTS__CLKSAMPLE_BYTES;
+		unsigned char *b = realloc(rec.buf, cap);
+		if (!b) {
+			record_stop(ENOMEM);
+			return;
+		}
+		rec.buf = b;
+		rec.cap = cap;
+	}
+	rec.n += fts__put_clksample(rec.buf + rec.n, s->k, steps);
+	if (fts__now(CLOCK_MONOTONIC, &now) == 0 && now - rec.flushed_at >= RECORD_FLUSH_NS)
+		record_flush();
+}
+
+static void record_event(uint32_t type, const struct fts__psample *s, int64_t value, const char *what)
+{
+	unsigned char b[FTS__EVENT_BYTES];
+	struct fts__event e = { .type = type, .counter = s->b + (s->a - s->b) / 2,
+				.realtime_ns = s->rt, .value_ns = value };
+	int rc;
+
+	if (rec.fd < 0)
+		return;
+	snprintf(e.what, sizeof(e.what), "%s", what);
+	record_flush();   /* the samples before it first */
+	if (rec.fd >= 0 && (rc = fts__write_block(rec.fd, FTS__BLK_EVENT, b,
+						   (uint32_t)fts__put_event(b, &e))) < 0)
+		record_stop(-rc);
+}
+
+/* With lock held. Take a sample and add it to the history (and the record). why: a
+ * reason to stop trusting the counter found before sampling (the kernel left its
+ * clocksource), or NULL. */
+static int sample_locked(const char *why)
+{
+	struct fts__psample s;
+	struct fts__seen e;
+	enum fts__verdict v;
+	char found[128];
+	int rc, brk, off;
+	uint32_t steps;
+
+	if (faulted)
+		return -EIO;
+	for (int k = 0; k < FTS__NCLK; k++) {
+		if (!hists[k]) {
+			struct fts_calib *c = fts_calib_new();
+			if (!c)
+				return -ENOMEM;
+			__atomic_store_n(&hists[k], c, __ATOMIC_RELEASE);
+		}
+	}
+	if ((rc = take(&s)) < 0)
+		return rc;
+	v = check(&s, &e, found, sizeof(found));
+	off = v != FTS__HEALTHY;
+	/* Found off just after the sampler moved to another CPU, the counter may be off on
+	 * that CPU alone: a sample back on the CPU before tells. Healthy, it is the one the
+	 * history takes, and the other stays out (the stamps taken on the CPU found wanting
+	 * since it went off are the detection window's, see faststamp.h); faulty too, the
+	 * counter jumped on both, and the sample back joins the history as a break. With no
+	 * sample back, the history ends where it was. */
+	if (v == FTS__FAULT_KEEP && s.cpu >= 0 && health.last.cpu >= 0 && s.cpu != health.last.cpu) {
+		struct fts__psample back;
+		char wb[sizeof(found)];
+
+		v = FTS__FAULT_DROP;
+		if (move_locked(health.last.cpu) == 0 && take(&back) == 0 &&
+		    (v = check(&back, &e, wb, sizeof(wb))) != FTS__FAULT_DROP)
+			s = back;
+	}
+	skew_update_locked();
+	/* The sampler saw the step (or the sleep, which steps the wall clock against a
+	 * counter that stopped or ran on): the history is told, and need not guess. A
+	 * counter that jumped the history finds itself (calib.c, rule 3). */
+	brk = e.step || e.suspend;
+	steps = (uint32_t)brk << FTS__CLK_REALTIME;
+	if (v != FTS__FAULT_DROP && fts__calib_add_sample(hist, s.b, s.rt, s.a, brk) < 0 && v == FTS__HEALTHY)
+		return -EAGAIN;
+	/* Each other clock is told of the events that move it against the counter: a set
+	 * of the wall clock moves TAI (a leap second does not), a sleep BOOTTIME (and TAI),
+	 * a counter that ran through a sleep MONOTONIC and MONOTONIC_RAW, which stopped. */
+	for (int k = FTS__CLK_REALTIME + 1; v != FTS__FAULT_DROP && k < FTS__NCLK; k++) {
+		int kbrk = k == FTS__CLK_TAI ? e.tai_step || e.suspend :
+			   k == FTS__CLK_BOOTTIME ? e.suspend : e.ran_on;
+		fts__calib_add_sample(hists[k], s.k[k].b, s.k[k].ns, s.k[k].a, kbrk);
+		steps |= (uint32_t)kbrk << k;
+	}
+	if (v != FTS__FAULT_DROP)
+		record_sample(&s, steps);
+	if (e.step)
+		record_event(FTS__EV_STEP, &s, e.step_ns, "the wall clock was set");
+	if (e.suspend)
+		record_event(FTS__EV_SUSPEND, &s, e.suspend_ns, "the machine slept");
+	health.last = s;
+	health.have_last = 1;
+	__atomic_store_n(&taken, taken + 1, __ATOMIC_RELAXED);
+	if (off)
+		fault(found);
+	else if (why)
+		fault(why);
+	if (faulted)
+		record_event(FTS__EV_FAULT, &s, 0, fault_reason);
+	return faulted ? -EIO : 0;
+}
+
+int fts__clock_clocksource(char *out, size_t len)
+{
+	return src.clocksource ? src.clocksource(src.ctx, out, len) : fts__clocksource(out, len);
+}
+
+/* With lock held: has the kernel left the clocksource it had when the counter was
+ * chosen? Then why gets the reason and 1 is returned. */
+static int switched_locked(char *why, size_t len)
+{
+	const struct fts__choice *ch = fts__backend_choice();
+	char now[32];
+
+	if (faulted || !ch->store_counter || !ch->clocksource[0])
+		return 0;
+	if (fts__clock_clocksource(now, sizeof(now)) < 0 || !strcmp(now, ch->clocksource))
+		return 0;
+	snprintf(why, len, "the kernel's clocksource changed from %s to %s", ch->clocksource, now);
+	return 1;
+}
+
+int fts__clock_sample(void)
+{
+	int rc;
+	pthread_mutex_lock(&lock);
+	rc = sample_locked(NULL);
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+/* With lock held: a sampler round. A warp test that could not run is retried when
+ * due; the sampler moves to the next CPU and samples there. */
+static int round_locked(const char *why)
+{
+	prove_locked();
+	next_cpu_locked();
+	return sample_locked(why);
+}
+
+int fts__clock_round(void)
+{
+	int rc;
+	pthread_mutex_lock(&lock);
+	rc = round_locked(NULL);
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+int fts__clock_prove(void)
+{
+	int rc;
+	pthread_mutex_lock(&lock);
+	rc = prove_locked();
+	pthread_mutex_unlock(&lock);
+	return rc;
+}
+
+FTS__HOT int64_t fts__clock_skew_ns(void)
+{
+	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
+		return shared.head->skew_ns;
+	return __atomic_load_n(&skew_ns, __ATOMIC_RELAXED);
+}
+
+int fts__clock_watch(void)
+{
+	char why[128];
+	int rc = 0;
+
+	pthread_mutex_lock(&lock);
+	if (switched_locked(why, sizeof(why)))
+		rc = sample_locked(why);
+	pthread_mutex_unlock(&lock);
+	return rc == -EIO ? -EIO : 0;
+}
+
+/* ---- the sampler thread ---------------------------------------------------------- */
+
+/* A timerfd the kernel cancels when CLOCK_REALTIME is set; -1 if unavailable. */
+static int step_watch_open(void)
+{
+	int fd = timerfd_create(CLOCK_REALTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+	struct itimerspec far = { { 0, 0 }, { 0, 0 } };
+	struct timespec now;
+
+	if (fd < 0)
+		return -1;
+	clock_gettime(CLOCK_REALTIME, &now);
+	far.it_value.tv_sec = now.tv_sec + 10 * 365 * 86400;   /* never expires */
+	if (timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &far, NULL) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Wait until CLOCK_MONOTONIC reaches deadline; 1 as soon as the wall clock is set. */
+static int step_wait(int *fd, int64_t deadline)
+{
+	for (;;) {
+		struct pollfd p = { .fd = *fd, .events = POLLIN };
+		int64_t now;
+		uint64_t v;
+
+		if (fts__now(CLOCK_MONOTONIC, &now) < 0 || now >= deadline)
+			return 0;
+		if (*fd < 0) {
+			fts__sleep_until(deadline);
+			return 0;
+		}
+		struct timespec t = fts__timespec(deadline - now);
+		if (ppoll(&p, 1, &t, NULL) <= 0)
+			continue;
+		if (read(*fd, &v, sizeof(v)) < 0 && errno == ECANCELED) {
+			close(*fd);
+			*fd = step_watch_open();
+			return 1;
+		}
+	}
+}
+
+static void *sampler(void *arg)
+{
+	int idle = 0, fd = -1;
+	unsigned gen = (unsigned)(uintptr_t)arg;
+	/* Samples are due every period_ns on a fixed grid (a round woken late does not
+	 * push the next one back); a publisher also beats at least every
+	 * FTS__SHM_BEAT_NS. A round wakes at whichever comes first. */
+	int64_t due = 0, beat = 0;
+
+	/* Prompt wake-ups keep the span of ambiguity after a step short. */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	if (!src.wait) {
+		fd = step_watch_open();
+		fts__now(CLOCK_MONOTONIC, &due);
+		beat = due + FTS__SHM_BEAT_NS;
+		due += period_ns;
+	}
+	for (;;) {
+		char why[128];
+		int switched, stepped = 0;
+		int64_t now = 0;
+
+		if (src.wait)
+			src.wait(src.ctx, SAMPLER_PERIOD_NS);
+		else
+			stepped = step_wait(&fd, due < beat ? due : beat);
+		pthread_mutex_lock(&lock);
+		/* A conversion since the last round, a record to keep, or a history to
+		 * publish: not idle. */
+		if (__atomic_exchange_n(&used, 0, __ATOMIC_RELAXED) || rec.fd >= 0 || publisher.head)
+			idle = 0;
+		else
+			idle++;
+		if (idle >= SAMPLER_IDLE_ROUNDS || src.no_thread || faulted || gen != source_gen) {
+			if (gen == source_gen)   /* else a new source may have its own thread */
+				__atomic_store_n(&running, 0, __ATOMIC_RELAXED);
+			alive--;
+			pthread_mutex_unlock(&lock);
+			if (fd >= 0)
+				close(fd);
+			return NULL;
+		}
+		switched = switched_locked(why, sizeof(why));
+		if (fts__now(CLOCK_MONOTONIC, &now) < 0)
+			now = due;   /* never fails; were it to, a sample a period */
+		if (src.wait || stepped || switched || now >= due) {
+			round_locked(switched ? why : NULL);
+			fresh_rebase();
+			if (now >= due)   /* the next on the grid; none to catch up */
+				due = now - due >= period_ns ? now + period_ns : due + period_ns;
+		}
+		beat = now + FTS__SHM_BEAT_NS;
+		if (publisher.head) {
+			if (faulted)
+				fts__publisher_close(&publisher, FTS__SHM_FAULTED, fault_reason);
+			else
+				fts__publisher_beat(&publisher, src.counter(src.ctx));
+		}
+		if (rec.fd >= 0 && fts__now(CLOCK_MONOTONIC, &now) == 0 &&
+		    now - rec.flushed_at >= RECORD_FLUSH_NS)
+			record_flush();
+		pthread_mutex_unlock(&lock);
+	}
+}
+
+/* With lock held: start the sampler thread if it may be started now. It takes none of
+ * the program's signals: it is created with all of them blocked. */
+static void start_thread_locked(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int64_t now;
+	pthread_t t;
+	int rc;
+
+	if (__atomic_load_n(&running, __ATOMIC_RELAXED) || src.no_thread || faulted)
+		return;
+	if (fts__now(CLOCK_MONOTONIC, &now) < 0 || now < retry_at)
+		return;
+	if (pthread_attr_init(&attr))
+		return;
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	thread_starts++;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&t, &attr, sampler, (void *)(uintptr_t)source_gen);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc == 0) {
+		__atomic_store_n(&running, 1, __ATOMIC_RELAXED);
+		alive++;
+		retry_gap = 0;
+	} else {
+		retry_gap = retry_gap ? retry_gap * 2 : RETRY_MIN_NS;
+		if (retry_gap > RETRY_MAX_NS)
+			retry_gap = RETRY_MAX_NS;
+		retry_at = now + retry_gap;
+	}
+}
+
+/* With lock held: make sure the history has three samples and the sampler runs. */
+static int start_locked(void)
+{
+	int rc = 0;
+
+	pthread_once(&atfork_once, register_atfork);
+	/* No counter: stamps are clock readings, which need no history. */
+	if (!FTS__HAVE_COUNTER && src.counter == hw_counter)
+		return 0;
+	/* Before conversions rely on a counter the kernel does not keep time with: the
+	 * warp test (not fatal: new stamps then use the clock until it runs) */
+	prove_locked();
+	/* Three samples: two intervals, so that each has a neighbour to give the rate. */
+	while (fts_calib_count(hist) < 3) {
+		if (fts_calib_count(hist)) {
+			if (src.sleep) {
+				src.sleep(src.ctx, FIRST_GAP_NS);
+			} else {
+				int64_t now;
+				if (fts__now(CLOCK_MONOTONIC, &now) == 0)
+					fts__sleep_until(now + FIRST_GAP_NS);
+			}
+		}
+		if ((rc = sample_locked(NULL)) < 0)
 			return rc;
 	}
-	return rc == -ESTALE ? -EAGAIN : rc;
+	start_thread_locked();
+	return 0;
 }
 
-/* stamps to clock k: the counter stamps through the process clock's history of k (the
- * tagged ones as CLOCK_REALTIME), then, for another clock, the tagged ones. */
-static int convert_checked(int k, const fast_timestamp_t *stamps, size_t n, int64_t *ns,
-			   int64_t *err)
+FTS__HOT static void note_use(void)
 {
-	int rc = convert_counter(k, stamps, n, ns, err);
-
-	return rc == 0 && k != FTS__CLK_REALTIME ? fts__tagged_convert(k, stamps, n, ns, err) : rc;
+	if (!__atomic_load_n(&used, __ATOMIC_RELAXED))
+		__atomic_store_n(&used, 1, __ATOMIC_RELAXED);
 }
 
-/* One stamp to clock k: the hot path of fts_convert and fts_convert_clock. */
-FTS__HOT static inline int convert_one(int k, const fast_timestamp_t *stamp, int64_t *ns,
-				       int64_t *err_ns)
+/* What the process clock's history is of: the counter's kind, this boot, the
+ * clocksource; and its frequency if with_hz (which may measure it: 10 ms). */
+static void clock_id(struct fts__head *h, int with_hz)
 {
-	struct fresh_view f;
-	int64_t v, e;
+	const struct fts__choice *ch = fts__backend_choice();
+
+	*h = (struct fts__head){ .kind = FTS__KIND_OTHER };
+	for (uint32_t k = FTS__KIND_OTHER + 1; FTS__HAVE_COUNTER && k < FTS__KIND_N; k++)
+		if (!strcmp(ch->arch.backend, fts__kind_names[k]))
+			h->kind = k;
+	if (with_hz)
+		h->counter_hz = fts__freq(NULL, 0);
+	fts__boot_id(h->boot_id);
+	snprintf(h->clocksource, sizeof(h->clocksource), "%s", ch->clocksource);
+	fts__now(CLOCK_REALTIME, &h->created_ns);
+}
+
+/* With lock held, before the first history: use the machine's shared one if
+ * FASTSTAMP_SHARED (a path; 0: never) or the default path names a valid one. */
+static void attach_locked(void)
+{
+	const char *env = getenv("FASTSTAMP_SHARED");
+	struct fts__head id;
+	cpu_set_t need;
+	char why[160];
+	int with_proof;
+
+	attach_tried = 1;
+	if (env && !strcmp(env, "0")) {
+		snprintf(shared_note, sizeof(shared_note), "FASTSTAMP_SHARED=0");
+		return;
+	}
+	snprintf(shared_path, sizeof(shared_path), "%s", env && *env ? env : FTS_SHARED_PATH);
+	if (src.counter != hw_counter || !FTS__HAVE_COUNTER || !fts__store_counter || faulted) {
+		snprintf(shared_note, sizeof(shared_note), "no counter in use");
+		return;
+	}
+	/* The clocksource of the counter's choice: one switched since is the publisher's
+	 * to find (it then stops) and this process's sampler's. */
+	clock_id(&id, 0);
+	/* the publisher's proof across CPUs stands for this process's, on its CPUs (asked
+	 * of the kernel only where a proof is needed) */
+	with_proof = needs_proof();
+	if (with_proof)
+		fts__cpus_allowed(&need);
+	if (fts__shared_attach(&shared, shared_path, &id, with_proof ? &need : NULL,
+			       src.counter(src.ctx), why, sizeof(why)) < 0) {
+		snprintf(shared_note, sizeof(shared_note), "%.60s: %.160s", shared_path, why);
+		return;
+	}
+	shared_note[0] = '\0';
+	__atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
+	fts__fresh_drop();
+}
+
+int fts__clock_leave_shared(const char *why)
+{
+	int left = 0;
+
+	pthread_mutex_lock(&lock);
+	if (attached) {
+		/* What was converted with it converts the same from the copy. Readers that
+		 * still hold the view read on: the mapping stays. */
+		for (int k = 0; k < FTS__NCLK; k++)
+			if (shared.views[k])
+				frozen[k] = fts__calib_copy(shared.views[k]);
+		snprintf(shared_note, sizeof(shared_note), "left %.60s: %.160s", shared_path, why);
+		__atomic_store_n(&attached, 0, __ATOMIC_RELEASE);
+		fts__fresh_drop();
+		left = 1;
+	}
+	pthread_mutex_unlock(&lock);
+	return left;
+}
+
+FTS__HOT int fts__clock_prepare(uint64_t newest)
+{
+	const struct fts_calib *h = __atomic_load_n(&hist, __ATOMIC_ACQUIRE);
+	uint64_t c1 = 0;
 	int rc;
 
-	if (!stamp || !ns)
-		return fts__fail(EINVAL);
-	if ((*stamp & FTS_STAMP_CLOCK_TAG) && k == FTS__CLK_REALTIME) {
-		*ns = clock_stamp_ns(*stamp);
-		if (err_ns)
-			*err_ns = 0;
+	note_use();
+	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE)) {
+		/* stamps the shared history holds convert whatever its publisher does; a
+		 * newer one needs it alive */
+		char why[160];
+		uint64_t now;
+		if (newest <= fts__calib_newest_counter(shared.view))
+			return 0;
+		now = src.counter(src.ctx);
+		if (fts__shared_alive(&shared, now, why, sizeof(why)))
+			return 0;
+		fts__clock_leave_shared(why);
+	}
+	/* The common case in two loads: a history kept fresh by the sampler thread; without
+	 * the thread, one counter read more tells whether the history is due for a sample. */
+	if (h && (c1 = fts__calib_newest_counter(h)) &&
+	    (__atomic_load_n(&running, __ATOMIC_RELAXED) ||
+	     src.counter(src.ctx) <= c1 + __atomic_load_n(&period_ticks, __ATOMIC_RELAXED)))
+		return 0;
+	pthread_mutex_lock(&lock);
+	if (!attach_tried && !hist)
+		attach_locked();
+	if (attached) {
+		pthread_mutex_unlock(&lock);
 		return 0;
 	}
-	/* rule 12: a fresh stamp, the common case (older ones convert without the line) */
-	if (*stamp >= FTS__LD(fresh_of[k].c0) && !(*stamp & FTS_STAMP_CLOCK_TAG) &&
-	    fresh_load(k, &f)) {
-		if (fresh_covers(&f, *stamp) && fresh_kept(&f)) {
-			fresh_at(&f, *stamp, ns, err_ns);
-			if (err_ns)
-				*err_ns += f.skew;
-			return 0;
-		}
-		if (fresh_renew(k, &f, *stamp, ns, err_ns))
-			return 0;
-	}
-	if ((rc = convert_checked(k, stamp, 1, &v, err_ns ? &e : NULL)) < 0)
-		return fts__fail(-rc);
-	*ns = v;
-	if (err_ns)
-		*err_ns = e;
-	return 0;
+	rc = start_locked();
+	/* Another thread may have sampled while we waited. */
+	if (rc == 0 && !running && fts__calib_newest_counter(hist) == c1)
+		rc = sample_locked(NULL);
+	pthread_mutex_unlock(&lock);
+	/* A failed refresh still leaves an extrapolation, if there is a history. */
+	if (rc < 0 && fts_calib_count(fts__clock_history(FTS__CLK_REALTIME)) >= 2)
+		rc = 0;
+	return rc;
 }
 
-FTS__HOT int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
+/* A clock read now, bracketed by counter reads, as a line at the tail's band: what the
+ * clock read at a counter value before it lies within its bound, if the clock kept the
+ * band since (the bridge in convert.c). */
+FTS__HOT static int fresh_read(int k, const struct fts__line *tail, struct fts__line *m)
 {
-	return convert_one(FTS__CLK_REALTIME, stamp, ns, err_ns);
-}
+	uint64_t b, a;
+	int64_t rt;
 
-FTS__HOT int fts_convert_clock(const fast_timestamp_t *stamp, clockid_t clock, int64_t *ns,
-			       int64_t *err_ns)
-{
-	int k = fts__clk_of(clock);
-
-	if (k < 0)
-		return fts__fail(EINVAL);
-	return convert_one(k, stamp, ns, err_ns);
-}
-
-static int convert_array(int k, const fast_timestamp_t *stamps, size_t n, int64_t *ns,
-			 int64_t *err_ns)
-{
-	int rc;
-
-	if (n == 0)
-		return 0;
-	if (!stamps || !ns)
-		return fts__fail(EINVAL);
-	if ((rc = convert_checked(k, stamps, n, ns, err_ns)) < 0)
-		return fts__fail(-rc);
-	return 0;
-}
-
-FTS__HOT int fts_convert_array(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err_ns)
-{
-	return convert_array(FTS__CLK_REALTIME, stamps, n, ns, err_ns);
-}
-
-FTS__HOT int fts_convert_array_clock(const fast_timestamp_t *stamps, size_t n, clockid_t clock,
-				     int64_t *ns, int64_t *err_ns)
-{
-	int k = fts__clk_of(clock);
-
-	if (k < 0)
-		return fts__fail(EINVAL);
-	return convert_array(k, stamps, n, ns, err_ns);
-}
-
-int fast_timestamp_to_timespec(const fast_timestamp_t *stamp, struct timespec *ts)
-{
-	int64_t ns, sec;
-
-	if (!ts)
-		return fts__fail(EINVAL);
-	if (fts_convert(stamp, &ns, NULL) < 0)
-		return -1;
-	sec = ns / 1000000000;
-	ns %= 1000000000;
-	if (ns < 0) {   /* before 1970: keep tv_nsec in [0, 1e9) */
-		ns += 1000000000;
-		sec--;
-	}
-	ts->tv_sec = (time_t)sec;
-	ts->tv_nsec = (long)ns;
-	return 0;
-}
-
-int fast_timestamp_to_timeval(const fast_timestamp_t *stamp, struct timeval *tv)
-{
-	struct timespec ts;
-
-	if (!tv)
-		return fts__fail(EINVAL);
-	if (fast_timestamp_to_timespec(stamp, &ts) < 0)
-		return -1;
-	tv->tv_sec = ts.tv_sec;
-	tv->tv_usec = (suseconds_t)(ts.tv_nsec / 1000);
-	return 0;
-}
-
-int fts_diff_ns(const fast_timestamp_t *earlier, const fast_timestamp_t *later, int64_t *ns)
-{
-	static int64_t mult;   /* ns per tick << 62, set once (racing setters agree) */
-	uint64_t a, b, d;
-	__int128 v;
-
-	if (!earlier || !later || !ns)
-		return fts__fail(EINVAL);
-	a = *earlier;
-	b = *later;
-	if ((a | b) & FTS_STAMP_CLOCK_TAG || !FTS__HAVE_COUNTER) {
-		int64_t x[2];
-		fast_timestamp_t s[2] = { a, b };
-		if (fts_convert_array(s, 2, x, NULL) < 0)
+#if FTS__HAVE_COUNTER
+	/* The hardware's, inline: the read before may run early (a wider bracket, still
+	 * around the clock read), the one after is ordered. */
+	if (src.counter == hw_counter) {
+		b = fts__counter_read_relaxed() & ~FTS_STAMP_CLOCK_TAG;
+		if (fts__now(fts__clk_id(k), &rt) < 0)
 			return -1;
-		v = (__int128)x[1] - x[0];
-	} else {
-		if (!__atomic_load_n(&mult, __ATOMIC_RELAXED)) {
-			uint64_t hz = fts__freq(NULL, 0);
-			if (!hz)
-				return fts__fail(EAGAIN);
-			__atomic_store_n(&mult, (int64_t)(((unsigned __int128)1000000000 << 62) / hz),
-					 __ATOMIC_RELAXED);
-		}
-		d = b >= a ? b - a : a - b;
-		v = (__int128)(((unsigned __int128)d * (uint64_t)__atomic_load_n(&mult, __ATOMIC_RELAXED)) >> 62);
-		if (b < a)
-			v = -v;
+		a = fts__counter_read() & ~FTS_STAMP_CLOCK_TAG;
+	} else
+#endif
+	{
+		b = src.counter(src.ctx);
+		if ((k == FTS__CLK_REALTIME ? src.realtime(src.ctx, &rt) : src.read(src.ctx, k, &rt)) < 0)
+			return -1;
+		a = src.counter(src.ctx);
 	}
-	if (v > INT64_MAX || v < INT64_MIN)
-		return fts__fail(ERANGE);
-	*ns = (int64_t)v;
+	if (a < b)
+		return -1;
+	*m = *tail;
+	m->c0 = m->c1 = b + (a - b) / 2;
+	m->r0 = rt;
+	/* rule 1: the read lay within half the bracket of its middle, at the fastest rate */
+	m->err = (uint64_t)fts__mulshift((a - b + 1) / 2, tail->mult + tail->grow, tail->shift) + 1;
+	m->flags = 0;
 	return 0;
 }
 
+/* Is this read's bound narrow enough to serve the next stamps (rule 12)? Within twice
+ * the narrowest seen: the first read after idle is slow, its bracket wide, and a line
+ * through it would carry that uncertainty for milliseconds. */
+FTS__HOT static int fresh_narrow(int k, uint64_t err)
+{
+	static uint64_t narrowest[FTS__NCLK] FTS__HOT_DATA = {
+		UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX };
+	uint64_t n = __atomic_load_n(&narrowest[k], __ATOMIC_RELAXED);
+
+	if (err < n)
+		__atomic_store_n(&narrowest[k], n = err, __ATOMIC_RELAXED);
+	return err <= 2 * n;
+}
+
+FTS__HOT int fts__clock_epoch(int64_t *e)
+{
+	return src.epoch && src.epoch(src.ctx, e) == 0 ? 0 : -1;
+}
+
+FTS__HOT int fts__clock_read(int k, const struct fts__line *fwd, struct fts__line *m)
+{
+	/* a counter found faulty is not read again */
+	return __atomic_load_n(&faulted, __ATOMIC_RELAXED) ? -1 : fresh_read(k, fwd, m);
+}
+
+FTS__HOT void fts__clock_line(int k, const struct fts__line *fwd, const struct fts__line *rate,
+			      const struct fts__line *m, unsigned gen, uint64_t chain_end)
+{
+	struct fts__line best, again;
+	int64_t epoch;
+
+	/* The epoch before the reads the line is made from: the first read after idle
+	 * (not narrow, so no line) reads no more than the clock. The line serves
+	 * milliseconds of stamps: the narrowest of a few reads. */
+	if (!fresh_narrow(k, m->err) || fts__clock_epoch(&epoch) < 0)
+		return;
+	best.err = UINT64_MAX;
+	for (int i = 0; i < FRESH_TRIES; i++)
+		if (fresh_read(k, fwd, &again) == 0 && again.err < best.err)
+			best = again;
+	if (best.err != UINT64_MAX && fresh_narrow(k, best.err))
+		fts__fresh_publish(k, fwd, rate, &best, epoch, fts__clock_skew_ns(), gen, chain_end);
+}
+
+/* The sampler after each round: rule 12's line from each clock's new tail, so that
+ * conversions renew it (convert.c) without the history's pages. */
+static void fresh_rebase(void)
+{
+	for (int k = 0; k < FTS__NCLK; k++) {
+		const struct fts_calib *h = fts__clock_history(k);
+		unsigned gen = fts__fresh_gen();
+		struct fts__line tail, m, seg;
+		int64_t p, bound;
+		uint64_t newest;
+
+		if (!h || __atomic_load_n(&faulted, __ATOMIC_RELAXED) ||
+		    !(newest = fts__calib_newest_counter(h)) ||
+		    fts__calib_find(h, newest + 1, &tail) != 1 || fresh_read(k, &tail, &m) < 0 ||
+		    fts__line_convert(&tail, 1, m.c0, &p, &bound) < 0 ||
+		    (p > m.r0 ? p - m.r0 : m.r0 - p) > bound + (int64_t)m.err)
+			continue;
+		fts__clock_line(k, &tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL, &m,
+				gen, 0);
+	}
+}
+
+FTS__HOT int fts__clock_fresh(int k, uint64_t x, struct fts__line *m)
+{
+	const struct fts_calib *h = fts__clock_history(k);
+	struct fts__line tail;
+	int64_t p, bound;
+
+	for (int round = 0; h; round++) {
+		/* what the fresh line is made from is looked at after this (convert.c) */
+		unsigned gen = fts__fresh_gen();
+		int kept;
+
+		/* a counter found faulty is not read again: the tail alone */
+		if (__atomic_load_n(&faulted, __ATOMIC_RELAXED) ||
+		    fts__calib_find(h, x, &tail) <= 0 || fresh_read(k, &tail, m) < 0)
+			return 0;   /* inside the history; or nothing to read: the tail alone */
+		/* Did the clock keep the extrapolation? Then the bridge's estimate is the tail's,
+		 * and the read serves the stamps after it (rule 12). */
+		if (fts__line_convert(&tail, 1, m->c0, &p, &bound) < 0)
+			return 1;
+		kept = (p > m->r0 ? p - m->r0 : m->r0 - p) <= bound + (int64_t)m->err;
+		if (kept) {
+			struct fts__line seg;
+			fts__clock_line(k, &tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL,
+					m, gen, 0);
+		}
+		if (kept || round || h != hists[k])
+			return 1;
+		/* It left it (a step, a new rate): a sample now, so that x lies inside the
+		 * history, between samples that hold the change. */
+		pthread_mutex_lock(&lock);
+		if (fts__calib_newest_counter(hists[k]) < x)
+			sample_locked(NULL);
+		pthread_mutex_unlock(&lock);
+	}
+	return 0;
+}
+
+int fts_clock_start(void)
+{
+	int rc = 0;
+	pthread_mutex_lock(&lock);
+	if (!attach_tried && !hist)
+		attach_locked();
+	if (!attached)
+		rc = start_locked();
+	pthread_mutex_unlock(&lock);
+	note_use();
+	if (rc < 0)
+		return fts__fail(-rc);
+	return 0;
+}
+
+/* ---- history files --------------------------------------------------------------- */
+
+int fts_clock_save(int fd)
+{
+	struct fts__head h;
+	int rc;
+
+	if (fd < 0)
+		return fts__fail(EINVAL);
+	clock_id(&h, 1);   /* outside the lock: it may measure the frequency (10 ms) */
+	pthread_mutex_lock(&lock);
+	{
+		/* every clock's, at one sample (under the lock the sampler adds under); an
+		 * earlier build's shared history holds CLOCK_REALTIME's alone */
+		const struct fts_calib *c[FTS__NCLK];
+		for (int k = 0; k < FTS__NCLK; k++)
+			c[k] = fts__clock_history(k);
+		rc = fts__calib_save_clocks(c, fd, &h);
+	}
+	pthread_mutex_unlock(&lock);
+	return rc < 0 ? fts__fail(-rc) : 0;
+}
+
+/* Does the file at fd hold a record of this boot and counter? *keep: its bytes up to
+ * its last whole block (a record cut short, by a crash or a full disk, goes on from
+ * there: a block appended after a partial one would be lost with it). */
+static int same_record(int fd, const struct fts__head *h, off_t *keep)
+{
+	struct fts__fileinfo fi;
+	struct fts_calib *c;
+	int err;
+
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return 0;
+	c = fts__load(fd, &fi, &err);
+	fts_calib_free(c);
+	*keep = (off_t)fi.whole;
+	/* a record stopped after its header or a sample (ENODATA) is one to go on with;
+	 * so is the start of a header, cut short (nothing of value: written again) */
+	if (!c && err != ENODATA)
+		return 0;
+	if (!fi.has_head)
+		return fi.cut && (*keep = 0, 1);
+	/* a record of an older format, or of one clock (SAMPLES), is left alone: its blocks
+	 * are not ours */
+	return fi.version == FTS__FILE_VERSION && !fi.saved && !fi.plain && fi.head.kind == h->kind &&
+	       !memcmp(fi.head.boot_id, h->boot_id, 16);
+}
+
+/* Open the record at path: an existing file, or a new one (*created). */
+static int record_open(const char *path, int *created)
+{
+	int fd;
+
+	*created = 0;
+	for (int tries = 0; tries < 8; tries++) {
+		if ((fd = open(path, O_RDWR | O_CLOEXEC)) >= 0 || errno != ENOENT)
+			return fd;
+		if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) >= 0) {
+			*created = 1;
+			return fd;
+		}
+		if (errno != EEXIST)
+			return -1;
+	}
+	return -1;   /* created and removed by others, over and over */
+}
+
+/* Undo a record start that failed after it held the file: a file it created is
+ * removed (if the path still names it), one it found is cut back to the keep bytes it
+ * went on from (only blocks were appended), and not touched if it has that length. */
+static void record_undo(const char *path, int fd, const struct stat *was, int created,
+			off_t keep)
+{
+	struct stat now;
+
+	if (created) {
+		if (stat(path, &now) == 0 && now.st_dev == was->st_dev && now.st_ino == was->st_ino)
+			unlink(path);
+	} else if (fd >= 0 && fstat(fd, &now) == 0 && now.st_size != keep &&
+		   ftruncate(fd, keep) < 0) {
+		/* nothing more to do: the error that brought us here is the one reported */
+	}
+}
+
+int fts_clock_record(const char *path)
+{
+	struct fts__head h;
+	struct stat st = { 0 };
+	off_t keep = 0;   /* the bytes of the file recording goes on from */
+	int fd, created, busy, rc = 0;
+
+	if (!path) {
+		pthread_mutex_lock(&lock);
+		record_flush();
+		rc = rec.err;
+		rec.err = 0;
+		record_stop(0);
+		pthread_mutex_unlock(&lock);
+		return rc ? fts__fail(rc) : 0;
+	}
+	/* Without a counter (a build without one, or the generic backend chosen at
+	 * start), stamps are clock readings: there is nothing to record. */
+	pthread_mutex_lock(&lock);
+	rc = src.counter == hw_counter && (!FTS__HAVE_COUNTER || !fts__backend_choice()->store_counter);
+	busy = rec.fd >= 0;
+	pthread_mutex_unlock(&lock);
+	if (rc)
+		return fts__fail(ENOTSUP);
+	if (busy)   /* before the file is touched: a refused call leaves nothing behind */
+		return fts__fail(EBUSY);
+	/* A record is of this process's own samples: a shared history is left for them. */
+	fts__clock_leave_shared("recording with fts_clock_record");
+	clock_id(&h, 1);
+	if ((fd = record_open(path, &created)) < 0)
+		return -1;
+	/* One recorder a file, whichever process: the lock lives as long as the open file
+	 * (the recorder's life), and is dropped by the kernel if the process dies. */
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		rc = errno == EWOULDBLOCK ? EBUSY : errno;
+		close(fd);   /* a file created here and locked meanwhile is the other's now */
+		return fts__fail(rc);
+	}
+	if (fstat(fd, &st) < 0) {
+		rc = errno;
+	} else if (!S_ISREG(st.st_mode)) {
+		rc = EEXIST;
+	} else if (st.st_size > 0 && !same_record(fd, &h, &keep)) {
+		rc = EEXIST;
+		keep = st.st_size;   /* not ours: not a byte of it changes */
+	} else if (keep < st.st_size && ftruncate(fd, keep) < 0) {
+		rc = errno;
+	} else if (keep > 0 ? lseek(fd, 0, SEEK_END) < 0
+			    : lseek(fd, 0, SEEK_SET) < 0 || (rc = -fts__write_header(fd, &h)) != 0) {
+		rc = rc ? rc : errno;
+	}
+	if (rc) {
+		record_undo(path, fd, &st, created, keep);
+		close(fd);
+		return fts__fail(rc);
+	}
+	pthread_mutex_lock(&lock);
+	if (rec.fd >= 0) {
+		rc = EBUSY;   /* another thread started recording meanwhile */
+	} else {
+		rec.fd = fd;
+		rec.err = 0;
+		fts__now(CLOCK_MONOTONIC, &rec.flushed_at);
+		/* calibrated at once, and a first sample in the file taken now, so that
+		 * every stamp stored from now on lies inside what the file holds */
+		uint64_t before = taken;
+		attach_tried = 1;
+		if ((rc = start_locked()) == 0 && taken == before)
+			rc = sample_locked(NULL);
+		rc = rc < 0 ? -rc : 0;
+		if (!rc) {
+			record_flush();
+			if (rec.fd < 0)   /* the write failed: recording stopped, fd closed */
+				rc = rec.err ? rec.err : EIO;
+		}
+		if (rc) {
+			/* nothing of a failed start stays: neither the recorder nor its file
+			 * (a record found and written to is cut back while fd is open) */
+			if (rec.fd < 0)
+				fd = -1;
+			rec.fd = -1;
+			rec.err = 0;
+			free(rec.buf);
+			rec.buf = NULL;
+			rec.n = rec.cap = 0;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	if (rc) {
+		record_undo(path, fd, &st, created, keep);
+		if (fd >= 0)
+			close(fd);
+	}
+	note_use();
+	return rc ? fts__fail(rc) : 0;
+}
+
+/* ---- the seam for tests, and state for fts_get_info ------------------------------- */
+
+void fts__clock_set_source(const struct fts__source *s)
+{
+	pthread_mutex_lock(&lock);
+	src = s ? *s : hw_source;
+	fts__fresh_drop();
+	source_gen++;   /* a sampler thread of the old source stops when it wakes */
+	__atomic_store_n(&running, 0, __ATOMIC_RELAXED);
+	if (!src.clocks)
+		src.clocks = hw_clocks;
+	for (int k = 0; k < FTS__NCLK; k++)
+		if (hists[k])
+			fts__calib_reset(hists[k]);
+	if (!src.read)
+		src.read = hw_clock;
+	health = (struct fts__health){ 0 };
+	__atomic_store_n(&period_ticks, 0, __ATOMIC_RELAXED);
+	ambiguous_ns = 0;
+	steps_seen = suspends_seen = 0;
+	retry_at = retry_gap = 0;
+	faulted = 0;   /* a new source starts healthy, */
+	fault_reason[0] = '\0';
+	proof_reset();   /* and unproven */
+	store_choice();
+	__atomic_store_n(&taken, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&lock);
+}
+
+FTS__HOT int fts__clock_uses_hw(void)
+{
+	return src.counter == hw_counter;
+}
+
+void fts__clock_state(struct fts__clock_state *st)
+{
+	pthread_mutex_lock(&lock);
+	st->samples_taken = taken;
+	st->running = running;
+	st->threads = alive;
+	st->thread_starts = thread_starts;
+	st->faulted = faulted;
+	snprintf(st->fault, sizeof(st->fault), "%s", fault_reason);
+	st->steps = steps_seen;
+	st->suspends = suspends_seen;
+	st->ambiguous_ns = ambiguous_ns;
+	proof_reset_once();
+	if (attached && shared.head->proof == FTS__SHM_PROOF_PROVEN)
+		snprintf(st->proof, sizeof(st->proof), "proven by the machine's history's publisher "
+			 "(faststamp serve, pid %d)", (int)shared.head->pid);
+	else
+		snprintf(st->proof, sizeof(st->proof), "%s", proof.text);
+	st->skew_ns = fts__clock_skew_ns();
+	st->period_ns = attached ? (int64_t)shared.head->interval_ns : period_ns;
+	pthread_mutex_unlock(&lock);
+}
+
+uint64_t fts__clock_samples_taken(void)
+{
+	return __atomic_load_n(&taken, __ATOMIC_RELAXED);
+}
+
+FTS__HOT const struct fts_calib *fts__clock_history(int k)
+{
+	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
+		return shared.views[k];
+	return __atomic_load_n(&hists[k], __ATOMIC_ACQUIRE);
+}
+
+FTS__HOT void fts__clock_view(int k, struct fts__clock_view *v)
+{
+	v->cur = fts__clock_history(k);
+	v->old = v->cur && v->cur == shared.views[k] ? NULL :
+		 __atomic_load_n(&frozen[k], __ATOMIC_ACQUIRE);
+}
+
+int fts__clock_holds(int k)
+{
+	return !__atomic_load_n(&attached, __ATOMIC_ACQUIRE) || shared.views[k];
+}
+
+void fts__clock_sharing(char *source, size_t slen, char *path, size_t plen, char *note,
+			size_t nlen)
+{
+	pthread_mutex_lock(&lock);
+	snprintf(source, slen, "%s", attached ? "shared" : hist ? "process" : "");
+	snprintf(path, plen, "%s", attached ? shared_path : publisher.head ? publisher.path : "");
+	snprintf(note, nlen, "%s", shared_note);
+	pthread_mutex_unlock(&lock);
+}
+
+/* ---- faststamp serve -------------------------------------------------------------- */
+
+int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t errlen)
+{
+	struct fts__head id;
+	uint32_t dircap;
+	size_t len, recs;
+	void *region;
+	int rc;
+
+	if (!FTS__HAVE_COUNTER || !fts__store_counter) {
+		snprintf(err, errlen, "no counter in use, stamps are clock readings: nothing to "
+			 "calibrate (%s)", FTS__HAVE_COUNTER ? fts__backend_choice()->arch.reason
+							       : "a build without a counter");
+		return -1;
+	}
+	clock_id(&id, 1);
+	pthread_mutex_lock(&lock);
+	attach_tried = 1;   /* the publisher never reads another's */
+	if (hist || fts__calib_dims(NULL, &dircap, &len, &recs) < 0) {
+		snprintf(err, errlen, "the process clock is already in use");
+		pthread_mutex_unlock(&lock);
+		return -1;
+	}
+	if (fts__publisher_open(&publisher, path, &id, (uint64_t)interval_ns, dircap, len, FTS__NCLK,
+				&region, err, errlen) < 0) {
+		pthread_mutex_unlock(&lock);
+		return -1;
+	}
+	period_ns = interval_ns;
+	for (int k = 0; k < FTS__NCLK; k++) {
+		hists[k] = fts__calib_new_at(NULL, (char *)region + (size_t)k * fts__shm_stride(len), len);
+		if (!hists[k])
+			break;
+	}
+	if (!hists[FTS__NCLK - 1]) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		rc = -1;
+	} else if ((rc = start_locked()) < 0) {
+		snprintf(err, errlen, "the first samples: %s", strerror(-rc));
+	} else if (proof.state == PROOF_WARPED || proof.state == PROOF_NO_RUN) {
+		snprintf(err, errlen, "the counter across CPUs: %s", proof.text);
+		rc = -1;
+	} else {
+		fts__publisher_proof(&publisher, proof.state == PROOF_DONE ? &proof.cpus : NULL, skew_ns);
+		fts__publisher_beat(&publisher, src.counter(src.ctx));
+		rc = fts__publisher_show(&publisher, err, errlen);
+	}
+	if (rc < 0)
+		fts__publisher_close(&publisher, FTS__SHM_STOPPED, err);
+	pthread_mutex_unlock(&lock);
+	return rc < 0 ? -1 : 0;
+}
+
+int fts__clock_serve_news(unsigned *seq, char *buf, size_t len, int *failed)
+{
+	return fts__publisher_news(&publisher, seq, buf, len, failed);
+}
+
+void fts__clock_serve_stop(const char *why)
+{
+	pthread_mutex_lock(&lock);
+	if (publisher.head)
+		fts__publisher_close(&publisher, FTS__SHM_STOPPED, why);
+	pthread_mutex_unlock(&lock);
+}

@@ -7,6 +7,10 @@
 
 #include "bracket.h"
 #include "internal.h"
+#include "arch.h"
+#include "backend.h"
+#include "freq.h"
+#include "now.h"
 
 #define MEASURE_MS 10
 /* A hint is used when it agrees this well with the measurement; a 10 ms measurement

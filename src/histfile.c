@@ -19,6 +19,11 @@
 #include "histfile.h"
 #include "history.h"
 #include "internal.h"
+#include "bracket.h"
+#include "calib.h"
+#include "clock.h"
+#include "now.h"
+#include "sysfs.h"
 
 #define HEAD_BYTES 80
 #define END_BYTES 48

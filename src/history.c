@@ -7,6 +7,7 @@
 
 #include "history.h"
 #include "internal.h"
+#include "calib.h"
 
 int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_ns,
 		      int64_t *err_ns)

@@ -399,4 +399,9 @@ static inline int fts__bridge(const struct fts__line *fwd, const struct fts__lin
 	return 0;
 }
 
+/* ---- history.c ---------------------------------------------------------------------- */
+/* Segment i of published state p, checked as a reader checks; -1 if there is none. */
+int fts__pub_segment(const struct fts_calib *c, const struct fts__pub *p, size_t i, uint64_t *key,
+		     struct fts__rec *r);
+
 #endif /* FTS__HISTORY_H */

@@ -5,6 +5,11 @@
 #include <sys/timex.h>
 
 #include "internal.h"
+#include "arch.h"
+#include "backend.h"
+#include "clock.h"
+#include "freq.h"
+#include "now.h"
 
 /* Where each field of struct fts_info ends, in order. */
 #define END(f) (offsetof(struct fts_info, f) + sizeof(((struct fts_info *)0)->f))

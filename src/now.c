@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "now.h"
 
 FTS__HOT int fts__now(clockid_t id, int64_t *ns)
 {

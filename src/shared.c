@@ -20,6 +20,11 @@
 #include "faststamp/config.h"
 #include "internal.h"
 #include "shared.h"
+#include "calib.h"
+#include "clock.h"
+#include "histfile.h"
+#include "history.h"
+#include "now.h"
 
 #define MAX_DIRCAP (1u << 24)   /* 160 GiB of chunks: more is not a history */
 

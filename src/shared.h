@@ -61,6 +61,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "clock.h"
 #include "histfile.h"
 #include "history.h"
 #include "warp.h"

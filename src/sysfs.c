@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "sysfs.h"
 
 #define CLOCKSOURCE_PATH "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 

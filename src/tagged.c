@@ -27,6 +27,9 @@
 
 #include "history.h"
 #include "internal.h"
+#include "clock.h"
+#include "now.h"
+#include "tagged.h"
 
 #define ERAS 16                  /* eras kept a clock; the oldest goes first */
 #define OBS_GAP_NS 1000000       /* a read joins the history this long after the newest */
@@ -102,7 +105,7 @@ static void one_obs(const struct obs *o, uint64_t r, __int128 *lo, __int128 *hi)
 	*hi = (__int128)o->v + d + grow;
 }
 
-/* The read *m of the bridge, as a line at the tail's band (sample.c's fresh_read). */
+/* The read *m of the bridge, as a line at the tail's band (clock.c's fresh_read). */
 static void read_line(const struct fts__line *tail, const struct obs *o, struct fts__line *m)
 {
 	*m = *tail;

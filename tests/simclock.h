@@ -14,6 +14,8 @@
 
 #include "internal.h"
 #include "sim.h"
+#include "clock.h"
+#include "warp.h"
 
 struct simclock {
 	struct sim rt;        /* realtime against true ticks: rates, steps, suspends */

@@ -14,6 +14,7 @@
 #include "faststamp.h"
 #include "internal.h"
 #include "simclock.h"
+#include "clock.h"
 
 static fast_timestamp_t tagged(int64_t ns)
 {

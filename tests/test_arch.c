@@ -20,6 +20,11 @@
 
 #include "bracket.h"
 #include "internal.h"
+#include "arch.h"
+#include "clock.h"
+#include "freq.h"
+#include "sysfs.h"
+#include "warp.h"
 
 #if FTS_FORCE_GENERIC || !FTS__HAVE_COUNTER
 #  define EXPECT_BACKEND "generic"

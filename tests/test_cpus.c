@@ -18,6 +18,7 @@
 #include "testmain.h"
 
 #include "faststamp.h"
+#include "backend.h"
 #include "simclock.h"
 
 #define NCPU 2

@@ -18,6 +18,7 @@
 #include "faststamp.h"
 #include "history.h"
 #include "simclock.h"
+#include "clock.h"
 
 #define MAXSTAMPS 40000
 #define QUIET_BOUND_NS 2000   /* the widest bound of a quiet clock's stamps here */

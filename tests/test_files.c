@@ -27,6 +27,7 @@
 #include "histfile.h"
 #include "daysim.h"
 #include "simclock.h"
+#include "clock.h"
 
 /* A file's header and its HEAD block: what a record holds before its first sample. */
 #define HEADER_BYTES (16 + FTS__BLOCK_HEAD_BYTES + 80)

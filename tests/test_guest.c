@@ -28,6 +28,8 @@
 #include "bracket.h"
 #include "faststamp.h"
 #include "internal.h"
+#include "calib.h"
+#include "clock.h"
 
 static int64_t now(clockid_t id)
 {

@@ -14,6 +14,7 @@
 #include "testmain.h"
 
 #include "internal.h"
+#include "sysfs.h"
 
 static void test_parse_word(void **state)
 {

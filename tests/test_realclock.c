@@ -18,6 +18,8 @@
 #include "bracket.h"
 #include "faststamp.h"
 #include "internal.h"
+#include "clock.h"
+#include "now.h"
 
 #define N 20000
 

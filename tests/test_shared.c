@@ -57,6 +57,8 @@
 #include "faststamp.h"
 #include "internal.h"
 #include "shared.h"
+#include "clock.h"
+#include "history.h"
 
 static char dir[64], path[128];
 

@@ -18,6 +18,8 @@
 
 #include "faststamp.h"
 #include "internal.h"
+#include "clock.h"
+#include "tagged.h"
 
 #define NCLK FTS__NCLK
 #define READ_NS 25                /* a clock read takes this long */

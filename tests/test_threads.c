@@ -13,7 +13,9 @@
 
 #include "testmain.h"
 
+#include "clock.h"
 #include "faststamp.h"
+#include "history.h"
 #include "internal.h"
 
 /* A spinning thread's pause: lets the other hardware thread of the core run. */
@@ -121,7 +123,6 @@ static void convert_while_refreshing(void **state)
  * generation number, a field at a time with pauses between; readers look segments up
  * as conversions do. A copy torn between two generations shows as fields from two;
  * with the latch honoured there is none. */
-#include "history.h"
 
 static struct fts_calib *torn_hist;
 

@@ -16,6 +16,7 @@
 #include "bracket.h"
 #include "internal.h"
 #include "tool.h"
+#include "clock.h"
 
 static const char usage[] =
 	"usage: faststamp check [--count N] [--late SECONDS] [--quick]\n"

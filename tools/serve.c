@@ -12,6 +12,7 @@
 #include "faststamp/config.h"
 #include "internal.h"
 #include "tool.h"
+#include "clock.h"
 
 static const char usage[] =
 	"usage: faststamp serve [--path PATH] [--record FILE] [--interval-ms N]\n"

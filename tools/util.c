@@ -13,6 +13,7 @@
 
 #include "histfile.h"
 #include "tool.h"
+#include "clock.h"
 
 int64_t fts_tool_now(clockid_t id)
 {

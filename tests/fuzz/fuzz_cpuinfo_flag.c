@@ -16,6 +16,7 @@
 
 #include "fuzz.h"
 #include "internal.h"
+#include "sysfs.h"
 
 static char *dup_n(const uint8_t *p, size_t n)
 {

@@ -23,6 +23,7 @@
 #include "faststamp.h"
 #include "histfile.h"
 #include "fuzz.h"
+#include "clock.h"
 
 size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max_size);
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed);

@@ -14,6 +14,7 @@
 
 #include "fuzz.h"
 #include "internal.h"
+#include "sysfs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -14,6 +14,7 @@
 #include "histfile.h"
 #include "internal.h"
 #include "shared.h"
+#include "history.h"
 
 static uint64_t word(const uint8_t *d, size_t n, size_t i)
 {

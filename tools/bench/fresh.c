@@ -28,6 +28,7 @@
 #include "bench_int.h"
 #include "internal.h"
 #include "tool.h"
+#include "clock.h"
 
 /* This program runs itself again as a child (bench --first-conversion-child [ROLE
  * quick|full]) that prints "key value" lines on stdout for the parent to read. Without a

@@ -19,6 +19,7 @@
 #include "bench_int.h"
 #include "internal.h"
 #include "tool.h"
+#include "clock.h"
 
 volatile int64_t bench_sink;
 struct bench_pool bench_pool;

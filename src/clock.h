@@ -1,0 +1,162 @@
+/* clock.h - clock.c's interface: the process clock (its histories of every clock, the
+ * sampler, the shared history, faststamp serve) and its fault-injection seam. Not
+ * installed. */
+#ifndef FTS__CLOCK_H
+#define FTS__CLOCK_H
+
+#include <sched.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "internal.h"
+#include "warp.h"
+
+/* How the kernel's clocksource stands to the counter. */
+enum fts__relation {
+	FTS__CS_IS_COUNTER,     /* it is the counter (tsc, arch_sys_counter): the kernel
+				 * vouches for it on every CPU */
+	FTS__CS_FROM_COUNTER,   /* computed from it by a scale (kvm-clock, Hyper-V's TSC
+				 * page, xen): faststamp proves it across CPUs, and
+				 * CLOCK_MONOTONIC_RAW follows it closely on every CPU */
+	FTS__CS_OTHER,          /* another clock (hpet, acpi_pm): only a forced counter is
+				 * used there, proven across CPUs */
+};
+/* The clocks a stamp converts to (fts_convert_clock): each has its own history in the
+ * process clock, fed by the same samples. */
+enum fts__clk {
+	FTS__CLK_REALTIME, FTS__CLK_TAI, FTS__CLK_MONOTONIC, FTS__CLK_BOOTTIME, FTS__CLK_RAW,
+	FTS__NCLK
+};
+/* The index of clock id, or -1 for a clock stamps do not convert to. */
+int fts__clk_of(clockid_t id);
+/* The clock id of index k. */
+clockid_t fts__clk_id(int k);
+/* The health reads of a sample, in this order. */
+struct fts__clocks {
+	int64_t rt, mono, boot, raw;   /* REALTIME, MONOTONIC, BOOTTIME, MONOTONIC_RAW ns */
+	int64_t tai;                   /* CLOCK_TAI ns */
+};
+struct fts__source {
+	/* Counter for sampling, ordered like store_fast_timestamp() reads it. */
+	uint64_t (*counter)(void *ctx);
+	/* CLOCK_REALTIME in ns; 0 or a negative errno. Read inside the counter bracket. */
+	int (*realtime)(void *ctx, int64_t *ns);
+	/* The health reads, right after; NULL: the real clocks. 0 or a negative errno. */
+	int (*clocks)(void *ctx, struct fts__clocks *v);
+	/* Clock k (enum fts__clk, not FTS__CLK_REALTIME) in ns, read inside a counter
+	 * bracket of its own; NULL: the real clocks. 0 or a negative errno. */
+	int (*read)(void *ctx, int k, int64_t *ns);
+	/* Wait about ns (the sampler's period). NULL: until the period's deadline on
+	 * CLOCK_MONOTONIC, or until a timerfd with TFD_TIMER_CANCEL_ON_SET fires. */
+	void (*wait)(void *ctx, int64_t ns);
+	/* Sleep for about ns (first calibration); NULL: the real clock. */
+	void (*sleep)(void *ctx, int64_t ns);
+	/* The kernel's current clocksource; NULL: read sysfs. 0 or negative errno. */
+	int (*clocksource)(void *ctx, char *out, size_t len);
+	/* The counter across CPUs, for a source whose relation is not FTS__CS_IS_COUNTER:
+	 * the CPUs it may be read on (NULL: this process's, fts__cpus_allowed); the warp
+	 * test over them (NULL: fts__warp_measure with real threads); move the sampler to
+	 * one of them (NULL: pin the calling thread). 0 or a negative errno. */
+	int (*cpus)(void *ctx, cpu_set_t *set);
+	int (*warp)(void *ctx, const cpu_set_t *cpus, struct fts__warp *w);
+	int (*migrate)(void *ctx, int cpu);
+	/* The kernel's timekeeping epoch: a value that changes at every update of how it
+	 * computes CLOCK_REALTIME from its clocksource (each tick, step, new rate), and only
+	 * then; the hardware's: CLOCK_REALTIME_COARSE, the clock at its last update. Two
+	 * equal reads say the clock ran on one line between them (rule 12; compared, never
+	 * used as a time). NULL: not known, and rule 12 is not used. 0 or a negative
+	 * errno. */
+	int (*epoch)(void *ctx, int64_t *e);
+	/* How the kernel's clocksource stands to this counter; the hardware's: the
+	 * backend choice's. */
+	enum fts__relation relation;
+	void *ctx;
+	int no_thread;    /* 1: never start the background sampler */
+};
+/* Replace the process clock's source (NULL: the real hardware) and drop the history
+ * and any fault. For tests; not safe against concurrent conversions. */
+void fts__clock_set_source(const struct fts__source *src);
+/* Take one sample now (best of a few tries). 0 or negative errno (-EIO: the counter
+ * is found faulty, or was before). */
+int fts__clock_sample(void);
+/* What the sampler thread does at each sampling round: retry a warp test that could
+ * not run, when due; move to the next CPU the counter is proven on (where it needs
+ * the proof); then fts__clock_sample(). */
+int fts__clock_round(void);
+/* Prove the counter across CPUs now, if it needs it and is not yet (warp.h): what the
+ * first calibration does first. 0, or a negative errno (the test could not run). */
+int fts__clock_prove(void);
+/* What is added to the bound of every counter stamp for the counter's offsets between
+ * CPUs, in ns: 0 where the kernel vouches for the counter or the proof saw no warp;
+ * -1 while the proof could not run (counter stamps cannot be converted). */
+int64_t fts__clock_skew_ns(void);
+/* What the sampler does every round: has the kernel left the clocksource it had when
+ * the counter was chosen? Then a last sample is taken and the counter is no longer
+ * trusted. 0, or -EIO if so. */
+int fts__clock_watch(void);
+/* Ready the history to convert counter values up to newest (see clock.c). */
+int fts__clock_prepare(uint64_t newest);
+struct fts__line;
+/* Below, k is a clock (enum fts__clk): its history, its reads, its fresh line.
+ * For the newest stamp x of a conversion, past the newest sample: a clock read now,
+ * after x, as a line for the bridge (convert.c) in *m; 1 if taken. When the clock left
+ * the tail's extrapolation, a private history first takes a sample (x may then lie
+ * inside it: 0). */
+int fts__clock_fresh(int k, uint64_t x, struct fts__line *m);
+/* A clock read now, bracketed by counter reads, as a line at fwd's band (the bridge's
+ * backward line): 0, or -1 (no read: the counter is faulty, or a read failed). */
+int fts__clock_read(int k, const struct fts__line *fwd, struct fts__line *m);
+/* After a read *m that agreed with fwd, taken after generation gen was read: if its
+ * bracket is as narrow as the narrowest seen (a warm read), the epoch and the narrowest
+ * of a few reads more make rule 12's line (fts__fresh_publish). */
+void fts__clock_line(int k, const struct fts__line *fwd, const struct fts__line *rate,
+		     const struct fts__line *m, unsigned gen, uint64_t chain_end);
+/* The source's timekeeping epoch now (struct fts__source's epoch). 0, or -1: not
+ * known. */
+int fts__clock_epoch(int64_t *e);
+
+
+/* The histories conversions use: cur, and old, the one used before cur (a copy of a
+ * shared history the clock left), or NULL. */
+struct fts__clock_view {
+	const struct fts_calib *cur, *old;
+};
+void fts__clock_view(int k, struct fts__clock_view *v);
+/* 1 when the history in use holds clock k: a process's own holds every clock; the
+ * shared one (faststamp serve) CLOCK_REALTIME alone. */
+int fts__clock_holds(int k);
+/* Stop using the shared history (why: for fts_get_info); 1 if the clock left it. */
+int fts__clock_leave_shared(const char *why);
+/* Which history conversions use ("shared" or "process"), its path (the shared
+ * history's socket, or the one this process publishes at), and why the shared one is not used. */
+void fts__clock_sharing(char *source, size_t slen, char *path, size_t plen, char *note,
+			size_t nlen);
+/* faststamp serve: make the process clock's history the machine's, published at path,
+ * sampled every interval_ns. 0, or -1 with the reason in err. */
+int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t errlen);
+/* Stop publishing (the memory says it stopped, and why; the socket goes). */
+void fts__clock_serve_stop(const char *why);
+/* What the publisher's answering thread said since *seq (shared.h): 1 with the note in
+ * buf, 0 if nothing new; *failed: it cannot publish at its path any more. */
+int fts__clock_serve_news(unsigned *seq, char *buf, size_t len, int *failed);
+int fts__clock_uses_hw(void);
+/* The kernel's clocksource now (through the source's seam). 0 or negative errno. */
+int fts__clock_clocksource(char *out, size_t len);
+uint64_t fts__clock_samples_taken(void);
+const struct fts_calib *fts__clock_history(int k);
+struct fts__clock_state {
+	uint64_t samples_taken, steps, suspends;
+	int running, faulted;
+	int threads;   /* sampler threads alive, also of sources replaced since */
+	uint64_t thread_starts;   /* attempts to start one */
+	int64_t ambiguous_ns;
+	char fault[160];
+	char proof[200];          /* the counter across CPUs: not needed, or the result */
+	int64_t skew_ns;          /* fts__clock_skew_ns() */
+	int64_t period_ns;        /* the sampling period of the history in use: the
+				   * publisher's when attached, else this process's */
+};
+void fts__clock_state(struct fts__clock_state *st);
+
+#endif /* FTS__CLOCK_H */
