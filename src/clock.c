@@ -180,21 +180,24 @@ static char shared_note[240];         /* why it is not used, "" while it is */
 /* A publisher (faststamp serve): the history lies in its sealed memory (shared.h). */
 static struct fts__publisher publisher;
 static int64_t period_ns = SAMPLER_PERIOD_NS;
-static uint64_t taken;                /* samples added */
 static int used FTS__HOT_DATA;                      /* a conversion happened since the last round */
 static int running FTS__HOT_DATA;                   /* the sampler thread of this source exists */
 static int alive;                     /* sampler threads alive, of any source */
 static int64_t retry_at, retry_gap;   /* thread start backoff, CLOCK_MONOTONIC ns */
 static uint64_t thread_starts;        /* attempts to start the sampler thread */
-static struct fts__health health;     /* what the next sample is judged against */
 /* Read without the lock (0 until the rate is known): without a sampler thread, a
  * conversion samples when the history is older than this. */
 static uint64_t period_ticks FTS__HOT_DATA;
-static int64_t ambiguous_ns;          /* span of the interval holding the last event */
 static unsigned source_gen;           /* a thread sampling another source stops */
-static uint64_t steps_seen, suspends_seen;
 static int faulted FTS__HOT_DATA;
-static char fault_reason[160];
+static uint64_t taken;                /* samples added; read without the lock */
+/* What the process clock judged of its source: forgotten with it (reset_locked). */
+static struct judged {
+	struct fts__health health;    /* what the next sample is judged against */
+	uint64_t steps, suspends;     /* wall-clock steps and suspends found */
+	int64_t ambiguous_ns;         /* span of the interval holding the last event */
+	char fault_reason[160];       /* why it is faulted */
+} judged;
 /* The counter across CPUs, where the kernel does not keep time with it itself: the
  * warp test at the first calibration, then samples taken on each CPU in turn. */
 enum proof_state {
@@ -245,6 +248,34 @@ static void proof_reset_once(void)
 		proof_reset();
 }
 
+/* What a reset forgets: a fork's child, the threads (none of the parent's runs in it);
+ * a new source, all it was and found too: its history, samples, events, fault, proof. */
+enum reset { RESET_THREADS, RESET_SOURCE };
+
+static void store_choice(void);
+
+/* The one reset of the process clock, with lock held (or in a fork's child). */
+static void reset_locked(enum reset what)
+{
+	__atomic_store_n(&running, 0, __ATOMIC_RELAXED);
+	retry_at = retry_gap = 0;
+	if (what == RESET_THREADS) {
+		alive = 0;   /* threads do not survive fork */
+		return;
+	}
+	fts__fresh_drop();
+	source_gen++;   /* a sampler thread of the old source stops when it wakes */
+	for (int k = 0; k < FTS__NCLK; k++)
+		if (hists[k])
+			fts__calib_reset(hists[k]);
+	__atomic_store_n(&period_ticks, 0, __ATOMIC_RELAXED);
+	judged = (struct judged){ 0 };
+	__atomic_store_n(&taken, 0, __ATOMIC_RELAXED);
+	faulted = 0;     /* a new source starts healthy, */
+	proof_reset();   /* and unproven */
+	store_choice();
+}
+
 /* Fork must not land inside a history write: the child would inherit a writer half way
  * through an add, and the lock held by a thread it does not have. The writer holds the
  * lock across every write; fork takes it first. */
@@ -263,8 +294,7 @@ static void record_drop_inherited(void);
 static void after_fork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
-	running = alive = 0;   /* threads do not survive fork */
-	retry_at = retry_gap = 0;
+	reset_locked(RESET_THREADS);
 	record_drop_inherited();
 }
 
@@ -301,7 +331,7 @@ static void fault(const char *why)
 {
 	faulted = 1;
 	fts__fresh_drop();
-	snprintf(fault_reason, sizeof(fault_reason), "%s", why);
+	snprintf(judged.fault_reason, sizeof(judged.fault_reason), "%s", why);
 	__atomic_store_n(&fts__store_counter, 0, __ATOMIC_RELAXED);
 }
 
@@ -361,7 +391,7 @@ static void fresh_rebase(void);
 /* With lock held, once the counter's rate is known: the offsets a warp showed, in ns. */
 static void skew_update_locked(void)
 {
-	if (proof.w.warp && health.ticks_per_ns > 0 && __atomic_load_n(&skew_ns, __ATOMIC_RELAXED) == 0)
+	if (proof.w.warp && judged.health.ticks_per_ns > 0 && __atomic_load_n(&skew_ns, __ATOMIC_RELAXED) == 0)
 		skew_set((int64_t)ns_of(proof.w.spread) + 1);
 }
 
@@ -433,7 +463,7 @@ static int take(struct fts__psample *s)
 static long double ns_of(uint64_t ticks)
 {
 	/* ticks at the rate against MONOTONIC_RAW, 0 until it is known */
-	return health.ticks_per_ns > 0 ? (long double)ticks / health.ticks_per_ns : 0;
+	return judged.health.ticks_per_ns > 0 ? (long double)ticks / judged.health.ticks_per_ns : 0;
 }
 
 /* With lock held: " on CPU n" where the sampler moves between CPUs. */
@@ -453,17 +483,17 @@ static enum fts__verdict check(const struct fts__psample *s, struct fts__seen *e
 			       size_t len)
 {
 	int watch = proof.state >= PROOF_PENDING && relation() == FTS__CS_FROM_COUNTER;
-	enum fts__verdict v = fts__health_judge(&health, s, watch, cpu_note(s), e, why, len);
+	enum fts__verdict v = fts__health_judge(&judged.health, s, watch, cpu_note(s), e, why, len);
 
 	if (v != FTS__HEALTHY)
 		return v;
-	suspends_seen += (uint64_t)e->suspend;
-	steps_seen += (uint64_t)e->step;
+	judged.suspends += (uint64_t)e->suspend;
+	judged.steps += (uint64_t)e->step;
 	if (e->suspend || e->step || e->ran_on)
-		ambiguous_ns = e->awake_ns;   /* awake time: no stamp is taken asleep */
-	fts__health_learn(&health, s, e);
-	if (health.ticks_per_ns > 0)
-		__atomic_store_n(&period_ticks, (uint64_t)(health.ticks_per_ns * SAMPLER_PERIOD_NS),
+		judged.ambiguous_ns = e->awake_ns;   /* awake time: no stamp is taken asleep */
+	fts__health_learn(&judged.health, s, e);
+	if (judged.health.ticks_per_ns > 0)
+		__atomic_store_n(&period_ticks, (uint64_t)(judged.health.ticks_per_ns * SAMPLER_PERIOD_NS),
 				 __ATOMIC_RELAXED);
 	return v;
 }
@@ -591,12 +621,12 @@ static int sample_locked(const char *why)
 	 * since it went off are the detection window's, see faststamp.h); faulty too, the
 	 * counter jumped on both, and the sample back joins the history as a break. With no
 	 * sample back, the history ends where it was. */
-	if (v == FTS__FAULT_KEEP && s.cpu >= 0 && health.last.cpu >= 0 && s.cpu != health.last.cpu) {
+	if (v == FTS__FAULT_KEEP && s.cpu >= 0 && judged.health.last.cpu >= 0 && s.cpu != judged.health.last.cpu) {
 		struct fts__psample back;
 		char wb[sizeof(found)];
 
 		v = FTS__FAULT_DROP;
-		if (move_locked(health.last.cpu) == 0 && take(&back) == 0 &&
+		if (move_locked(judged.health.last.cpu) == 0 && take(&back) == 0 &&
 		    (v = check(&back, &e, wb, sizeof(wb))) != FTS__FAULT_DROP)
 			s = back;
 	}
@@ -623,15 +653,15 @@ static int sample_locked(const char *why)
 		record_event(FTS__EV_STEP, &s, e.step_ns, "the wall clock was set");
 	if (e.suspend)
 		record_event(FTS__EV_SUSPEND, &s, e.suspend_ns, "the machine slept");
-	health.last = s;
-	health.have_last = 1;
+	judged.health.last = s;
+	judged.health.have_last = 1;
 	__atomic_store_n(&taken, taken + 1, __ATOMIC_RELAXED);
 	if (off)
 		fault(found);
 	else if (why)
 		fault(why);
 	if (faulted)
-		record_event(FTS__EV_FAULT, &s, 0, fault_reason);
+		record_event(FTS__EV_FAULT, &s, 0, judged.fault_reason);
 	return faulted ? -EIO : 0;
 }
 
@@ -809,7 +839,7 @@ static void *sampler(void *arg)
 		beat = now + FTS__SHM_BEAT_NS;
 		if (publisher.head) {
 			if (faulted)
-				fts__publisher_close(&publisher, FTS__SHM_FAULTED, fault_reason);
+				fts__publisher_close(&publisher, FTS__SHM_FAULTED, judged.fault_reason);
 			else
 				fts__publisher_beat(&publisher, src.counter(src.ctx));
 		}
@@ -1350,26 +1380,11 @@ void fts__clock_set_source(const struct fts__source *s)
 {
 	pthread_mutex_lock(&lock);
 	src = s ? *s : hw_source;
-	fts__fresh_drop();
-	source_gen++;   /* a sampler thread of the old source stops when it wakes */
-	__atomic_store_n(&running, 0, __ATOMIC_RELAXED);
 	if (!src.clocks)
 		src.clocks = hw_clocks;
-	for (int k = 0; k < FTS__NCLK; k++)
-		if (hists[k])
-			fts__calib_reset(hists[k]);
 	if (!src.read)
 		src.read = hw_clock;
-	health = (struct fts__health){ 0 };
-	__atomic_store_n(&period_ticks, 0, __ATOMIC_RELAXED);
-	ambiguous_ns = 0;
-	steps_seen = suspends_seen = 0;
-	retry_at = retry_gap = 0;
-	faulted = 0;   /* a new source starts healthy, */
-	fault_reason[0] = '\0';
-	proof_reset();   /* and unproven */
-	store_choice();
-	__atomic_store_n(&taken, 0, __ATOMIC_RELAXED);
+	reset_locked(RESET_SOURCE);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -1386,10 +1401,10 @@ void fts__clock_state(struct fts__clock_state *st)
 	st->threads = alive;
 	st->thread_starts = thread_starts;
 	st->faulted = faulted;
-	snprintf(st->fault, sizeof(st->fault), "%s", fault_reason);
-	st->steps = steps_seen;
-	st->suspends = suspends_seen;
-	st->ambiguous_ns = ambiguous_ns;
+	snprintf(st->fault, sizeof(st->fault), "%s", judged.fault_reason);
+	st->steps = judged.steps;
+	st->suspends = judged.suspends;
+	st->ambiguous_ns = judged.ambiguous_ns;
 	proof_reset_once();
 	if (attached && shared.head->proof == FTS__SHM_PROOF_PROVEN)
 		snprintf(st->proof, sizeof(st->proof), "proven by the machine's history's publisher "
