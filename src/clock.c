@@ -34,7 +34,6 @@
  * with a backoff.
  */
 #include <errno.h>
-#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -42,15 +41,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "health.h"
 #include "histfile.h"
+#include "record.h"
 #include "history.h"
 #include "shared.h"
 #include "bracket.h"
@@ -289,13 +287,11 @@ static void after_fork_parent(void)
 	pthread_mutex_unlock(&lock);
 }
 
-static void record_drop_inherited(void);
-
 static void after_fork_child(void)
 {
 	pthread_mutex_init(&lock, NULL);
 	reset_locked(RESET_THREADS);
-	record_drop_inherited();
+	fts__record_drop_inherited();
 }
 
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
@@ -498,97 +494,6 @@ static enum fts__verdict check(const struct fts__psample *s, struct fts__seen *e
 	return v;
 }
 
-/* ---- the record file (fts_clock_record) --------------------------------------------- */
-
-#define RECORD_FLUSH_NS 1000000000   /* write what is buffered at least once a second */
-
-static struct {
-	int fd;                 /* -1: not recording */
-	int err;                /* the write error that stopped it, 0 */
-	unsigned char *buf;
-	size_t n, cap;
-	int64_t flushed_at;     /* CLOCK_MONOTONIC */
-} rec = { .fd = -1 };
-
-/* With lock held: a write error stops recording; fts_clock_record(NULL) reports it. */
-static void record_stop(int err)
-{
-	if (rec.fd >= 0)
-		close(rec.fd);
-	rec.fd = -1;
-	if (err && !rec.err)
-		rec.err = err;
-	free(rec.buf);
-	rec.buf = NULL;
-	rec.n = rec.cap = 0;
-}
-
-/* In a child after fork: the parent's record stays the parent's. The child writes
- * nothing to it (its blocks would interleave with the parent's) and may record a file
- * of its own. The parent's lock stays with the parent's open file. */
-static void record_drop_inherited(void)
-{
-	if (rec.fd >= 0)
-		close(rec.fd);
-	rec.fd = -1;
-	rec.err = 0;
-	rec.n = 0;
-}
-
-static void record_flush(void)
-{
-	int rc;
-
-	if (rec.fd < 0)
-		return;
-	fts__now(CLOCK_MONOTONIC, &rec.flushed_at);
-	if (!rec.n)
-		return;
-	rc = fts__write_block(rec.fd, FTS__BLK_CLKSAMPLES, rec.buf, (uint32_t)rec.n);
-	rec.n = 0;
-	if (rc < 0)
-		record_stop(-rc);
-}
-
-/* A sample of every clock, each in its bracket; steps: bit k, clock k's history was
- * told of a step before it (so a replay tells it the same). */
-static void record_sample(const struct fts__psample *s, uint32_t steps)
-{
-	int64_t now;
-
-	if (rec.fd < 0)
-		return;
-	if (rec.cap - rec.n < FTS__CLKSAMPLE_BYTES) {
-		size_t cap = rec.cap ? rec.cap * 2 : 64 * FTS__CLKSAMPLE_BYTES;
-		unsigned char *b = realloc(rec.buf, cap);
-		if (!b) {
-			record_stop(ENOMEM);
-			return;
-		}
-		rec.buf = b;
-		rec.cap = cap;
-	}
-	rec.n += fts__put_clksample(rec.buf + rec.n, s->k, steps);
-	if (fts__now(CLOCK_MONOTONIC, &now) == 0 && now - rec.flushed_at >= RECORD_FLUSH_NS)
-		record_flush();
-}
-
-static void record_event(uint32_t type, const struct fts__psample *s, int64_t value, const char *what)
-{
-	unsigned char b[FTS__EVENT_BYTES];
-	struct fts__event e = { .type = type, .counter = s->b + (s->a - s->b) / 2,
-				.realtime_ns = s->rt, .value_ns = value };
-	int rc;
-
-	if (rec.fd < 0)
-		return;
-	snprintf(e.what, sizeof(e.what), "%s", what);
-	record_flush();   /* the samples before it first */
-	if (rec.fd >= 0 && (rc = fts__write_block(rec.fd, FTS__BLK_EVENT, b,
-						   (uint32_t)fts__put_event(b, &e))) < 0)
-		record_stop(-rc);
-}
-
 /* With lock held. Take a sample and add it to the history (and the record). why: a
  * reason to stop trusting the counter found before sampling (the kernel left its
  * clocksource), or NULL. */
@@ -648,11 +553,11 @@ static int sample_locked(const char *why)
 		steps |= (uint32_t)kbrk << k;
 	}
 	if (v != FTS__FAULT_DROP)
-		record_sample(&s, steps);
+		fts__record_sample(&s, steps);
 	if (e.step)
-		record_event(FTS__EV_STEP, &s, e.step_ns, "the wall clock was set");
+		fts__record_event(FTS__EV_STEP, &s, e.step_ns, "the wall clock was set");
 	if (e.suspend)
-		record_event(FTS__EV_SUSPEND, &s, e.suspend_ns, "the machine slept");
+		fts__record_event(FTS__EV_SUSPEND, &s, e.suspend_ns, "the machine slept");
 	judged.health.last = s;
 	judged.health.have_last = 1;
 	__atomic_store_n(&taken, taken + 1, __ATOMIC_RELAXED);
@@ -661,7 +566,7 @@ static int sample_locked(const char *why)
 	else if (why)
 		fault(why);
 	if (faulted)
-		record_event(FTS__EV_FAULT, &s, 0, judged.fault_reason);
+		fts__record_event(FTS__EV_FAULT, &s, 0, judged.fault_reason);
 	return faulted ? -EIO : 0;
 }
 
@@ -814,7 +719,7 @@ static void *sampler(void *arg)
 		pthread_mutex_lock(&lock);
 		/* A conversion since the last round, a record to keep, or a history to
 		 * publish: not idle. */
-		if (__atomic_exchange_n(&used, 0, __ATOMIC_RELAXED) || rec.fd >= 0 || publisher.head)
+		if (__atomic_exchange_n(&used, 0, __ATOMIC_RELAXED) || fts__record_on() || publisher.head)
 			idle = 0;
 		else
 			idle++;
@@ -843,9 +748,8 @@ static void *sampler(void *arg)
 			else
 				fts__publisher_beat(&publisher, src.counter(src.ctx));
 		}
-		if (rec.fd >= 0 && fts__now(CLOCK_MONOTONIC, &now) == 0 &&
-		    now - rec.flushed_at >= RECORD_FLUSH_NS)
-			record_flush();
+		if (fts__now(CLOCK_MONOTONIC, &now) == 0 && fts__record_due(now))
+			fts__record_flush();
 		pthread_mutex_unlock(&lock);
 	}
 }
@@ -1215,81 +1119,15 @@ int fts_clock_save(int fd)
 	return rc < 0 ? fts__fail(-rc) : 0;
 }
 
-/* Does the file at fd hold a record of this boot and counter? *keep: its bytes up to
- * its last whole block (a record cut short, by a crash or a full disk, goes on from
- * there: a block appended after a partial one would be lost with it). */
-static int same_record(int fd, const struct fts__head *h, off_t *keep)
-{
-	struct fts__fileinfo fi;
-	struct fts_calib *c;
-	int err;
-
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return 0;
-	c = fts__load(fd, &fi, &err);
-	fts_calib_free(c);
-	*keep = (off_t)fi.whole;
-	/* a record stopped after its header or a sample (ENODATA) is one to go on with;
-	 * so is the start of a header, cut short (nothing of value: written again) */
-	if (!c && err != ENODATA)
-		return 0;
-	if (!fi.has_head)
-		return fi.cut && (*keep = 0, 1);
-	/* a record of an older format, or of one clock (SAMPLES), is left alone: its blocks
-	 * are not ours */
-	return fi.version == FTS__FILE_VERSION && !fi.saved && !fi.plain && fi.head.kind == h->kind &&
-	       !memcmp(fi.head.boot_id, h->boot_id, 16);
-}
-
-/* Open the record at path: an existing file, or a new one (*created). */
-static int record_open(const char *path, int *created)
-{
-	int fd;
-
-	*created = 0;
-	for (int tries = 0; tries < 8; tries++) {
-		if ((fd = open(path, O_RDWR | O_CLOEXEC)) >= 0 || errno != ENOENT)
-			return fd;
-		if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) >= 0) {
-			*created = 1;
-			return fd;
-		}
-		if (errno != EEXIST)
-			return -1;
-	}
-	return -1;   /* created and removed by others, over and over */
-}
-
-/* Undo a record start that failed after it held the file: a file it created is
- * removed (if the path still names it), one it found is cut back to the keep bytes it
- * went on from (only blocks were appended), and not touched if it has that length. */
-static void record_undo(const char *path, int fd, const struct stat *was, int created,
-			off_t keep)
-{
-	struct stat now;
-
-	if (created) {
-		if (stat(path, &now) == 0 && now.st_dev == was->st_dev && now.st_ino == was->st_ino)
-			unlink(path);
-	} else if (fd >= 0 && fstat(fd, &now) == 0 && now.st_size != keep &&
-		   ftruncate(fd, keep) < 0) {
-		/* nothing more to do: the error that brought us here is the one reported */
-	}
-}
-
 int fts_clock_record(const char *path)
 {
 	struct fts__head h;
-	struct stat st = { 0 };
-	off_t keep = 0;   /* the bytes of the file recording goes on from */
-	int fd, created, busy, rc = 0;
+	struct fts__record_file f;
+	int busy, rc = 0;
 
 	if (!path) {
 		pthread_mutex_lock(&lock);
-		record_flush();
-		rc = rec.err;
-		rec.err = 0;
-		record_stop(0);
+		rc = fts__record_stop();
 		pthread_mutex_unlock(&lock);
 		return rc ? fts__fail(rc) : 0;
 	}
@@ -1297,7 +1135,7 @@ int fts_clock_record(const char *path)
 	 * start), stamps are clock readings: there is nothing to record. */
 	pthread_mutex_lock(&lock);
 	rc = src.counter == hw_counter && (!FTS__HAVE_COUNTER || !fts__backend_choice()->store_counter);
-	busy = rec.fd >= 0;
+	busy = fts__record_on();
 	pthread_mutex_unlock(&lock);
 	if (rc)
 		return fts__fail(ENOTSUP);
@@ -1306,70 +1144,23 @@ int fts_clock_record(const char *path)
 	/* A record is of this process's own samples: a shared history is left for them. */
 	fts__clock_leave_shared("recording with fts_clock_record");
 	clock_id(&h, 1);
-	if ((fd = record_open(path, &created)) < 0)
-		return -1;
-	/* One recorder a file, whichever process: the lock lives as long as the open file
-	 * (the recorder's life), and is dropped by the kernel if the process dies. */
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		rc = errno == EWOULDBLOCK ? EBUSY : errno;
-		close(fd);   /* a file created here and locked meanwhile is the other's now */
+	if ((rc = fts__record_open(path, &h, &f)) != 0)
 		return fts__fail(rc);
-	}
-	if (fstat(fd, &st) < 0) {
-		rc = errno;
-	} else if (!S_ISREG(st.st_mode)) {
-		rc = EEXIST;
-	} else if (st.st_size > 0 && !same_record(fd, &h, &keep)) {
-		rc = EEXIST;
-		keep = st.st_size;   /* not ours: not a byte of it changes */
-	} else if (keep < st.st_size && ftruncate(fd, keep) < 0) {
-		rc = errno;
-	} else if (keep > 0 ? lseek(fd, 0, SEEK_END) < 0
-			    : lseek(fd, 0, SEEK_SET) < 0 || (rc = -fts__write_header(fd, &h)) != 0) {
-		rc = rc ? rc : errno;
-	}
-	if (rc) {
-		record_undo(path, fd, &st, created, keep);
-		close(fd);
-		return fts__fail(rc);
-	}
 	pthread_mutex_lock(&lock);
-	if (rec.fd >= 0) {
-		rc = EBUSY;   /* another thread started recording meanwhile */
-	} else {
-		rec.fd = fd;
-		rec.err = 0;
-		fts__now(CLOCK_MONOTONIC, &rec.flushed_at);
+	if ((rc = fts__record_begin(&f)) == 0) {
 		/* calibrated at once, and a first sample in the file taken now, so that
 		 * every stamp stored from now on lies inside what the file holds */
 		uint64_t before = taken;
 		attach_tried = 1;
 		if ((rc = start_locked()) == 0 && taken == before)
 			rc = sample_locked(NULL);
-		rc = rc < 0 ? -rc : 0;
-		if (!rc) {
-			record_flush();
-			if (rec.fd < 0)   /* the write failed: recording stopped, fd closed */
-				rc = rec.err ? rec.err : EIO;
-		}
-		if (rc) {
-			/* nothing of a failed start stays: neither the recorder nor its file
-			 * (a record found and written to is cut back while fd is open) */
-			if (rec.fd < 0)
-				fd = -1;
-			rec.fd = -1;
-			rec.err = 0;
-			free(rec.buf);
-			rec.buf = NULL;
-			rec.n = rec.cap = 0;
-		}
+		rc = rc < 0 ? -rc : fts__record_started();
+		if (rc)
+			fts__record_abandon(&f);
 	}
 	pthread_mutex_unlock(&lock);
-	if (rc) {
-		record_undo(path, fd, &st, created, keep);
-		if (fd >= 0)
-			close(fd);
-	}
+	if (rc)
+		fts__record_undo(&f);
 	note_use();
 	return rc ? fts__fail(rc) : 0;
 }
