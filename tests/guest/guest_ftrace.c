@@ -42,7 +42,8 @@
 
 #include <faststamp.h>
 
-#define SEC 1000000000LL
+#include "guest.h"
+
 #define MARKERS 2000          /* per clock */
 #define SPACING_NS 200000     /* between markers: 0.4 s a clock */
 #define TAI_OFFSET 37         /* TAI - UTC since 2017 */
@@ -77,37 +78,12 @@ static int cmp64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int64_t now(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return ts.tv_sec * SEC + ts.tv_nsec;
-}
-
-static void sleep_until(int64_t mono)
-{
-	struct timespec ts = { .tv_sec = mono / SEC, .tv_nsec = mono % SEC };
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
-static int write_path(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_TRUNC), rc = 0;
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, strlen(text)) < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 static int write_trace(const char *file, const char *text)
 {
 	char path[128];
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	return write_path(path, text);
+	return write_kernel_file(path, text, O_TRUNC);
 }
 
 static int read_trace(const char *file, char *buf, size_t len)
@@ -124,17 +100,6 @@ static int read_trace(const char *file, char *buf, size_t len)
 	fclose(f);
 	buf[strcspn(buf, "\n")] = '\0';
 	return 0;
-}
-
-static int kernel_cmdline_has(const char *word)
-{
-	char line[4096];
-	FILE *f = fopen("/proc/cmdline", "r");
-	int found = f && fgets(line, sizeof(line), f) && strstr(line, word);
-
-	if (f)
-		fclose(f);
-	return found;
 }
 
 /* tracefs where the kernel mounts it, or mounted there, or under debugfs. */
@@ -327,9 +292,9 @@ static int64_t suspend_once(void)
 {
 	int64_t before = now(CLOCK_BOOTTIME) - now(CLOCK_MONOTONIC);
 
-	write_path("/sys/class/rtc/rtc0/wakealarm", "0");
-	if (write_path("/sys/class/rtc/rtc0/wakealarm", "+3") < 0 ||
-	    write_path("/sys/power/state", "mem") < 0)
+	write_kernel_file("/sys/class/rtc/rtc0/wakealarm", "0", O_TRUNC);
+	if (write_kernel_file("/sys/class/rtc/rtc0/wakealarm", "+3", O_TRUNC) < 0 ||
+	    write_kernel_file("/sys/power/state", "mem", O_TRUNC) < 0)
 		return 0;
 	return now(CLOCK_BOOTTIME) - now(CLOCK_MONOTONIC) - before;
 }

@@ -41,7 +41,8 @@
 
 #include <faststamp.h>
 
-#define SEC 1000000000LL
+#include "guest.h"
+
 #define PRE_NS (1500 * 1000000LL)   /* stamping before the fault */
 #define SPACING_NS 5000             /* between stamps */
 #define CONVERT_EVERY_NS 10000000   /* the converter thread's period */
@@ -102,13 +103,6 @@ static struct {
 	int64_t ns[SHOW], err[SHOW];
 } imm;
 
-static int64_t now(clockid_t id)
-{
-	struct timespec ts;
-	clock_gettime(id, &ts);
-	return ts.tv_sec * SEC + ts.tv_nsec;
-}
-
 /* All four clocks at one moment, to within 20 us if the vCPU lets us: the fault checks
  * compare clocks over a second or two, where a preempted read would look like a step. */
 static void read_clocks(struct clocks *c)
@@ -129,24 +123,6 @@ static void read_clocks(struct clocks *c)
 	}
 }
 
-static void sleep_until(int64_t mono)
-{
-	struct timespec ts = { .tv_sec = mono / SEC, .tv_nsec = mono % SEC };
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY), rc = 0;
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, strlen(text)) < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 static void read_word(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "r");
@@ -156,17 +132,6 @@ static void read_word(const char *path, char *buf, size_t len)
 	buf[strcspn(buf, " \n")] = '\0';
 	if (f)
 		fclose(f);
-}
-
-static int kernel_cmdline_has(const char *word)
-{
-	char line[4096];
-	FILE *f = fopen("/proc/cmdline", "r");
-	int found = f && fgets(line, sizeof(line), f) && strstr(line, word);
-
-	if (f)
-		fclose(f);
-	return found;
 }
 
 /* How far [ns - err, ns + err] misses what the clock read at the stamp; 0 when it
@@ -344,7 +309,7 @@ static void fault_clocksource(const struct scenario *sc, struct fault *f)
 			f->mono = now(CLOCK_MONOTONIC);
 		else
 			sleep_until(f->mono + i * SEC);
-		rc = write_file(CLOCKSOURCE, to[i]);
+		rc = write_kernel_file(CLOCKSOURCE, to[i], 0);
 		read_word(CLOCKSOURCE, cur, sizeof(cur));
 		if (rc < 0 || strcmp(cur, to[i]))
 			f->ok = 0;
@@ -360,11 +325,11 @@ static void fault_suspend(const struct scenario *sc, struct fault *f)
 	int rc;
 
 	(void)sc;
-	write_file("/sys/class/rtc/rtc0/wakealarm", "0");   /* clear any earlier alarm */
-	rc = write_file("/sys/class/rtc/rtc0/wakealarm", "+3");
+	write_kernel_file("/sys/class/rtc/rtc0/wakealarm", "0", 0);   /* clear any earlier alarm */
+	rc = write_kernel_file("/sys/class/rtc/rtc0/wakealarm", "+3", 0);
 	f->mono = now(CLOCK_MONOTONIC);
 	if (rc == 0)
-		rc = write_file("/sys/power/state", "mem");
+		rc = write_kernel_file("/sys/power/state", "mem", 0);
 	f->ok = rc == 0;
 	snprintf(f->what, sizeof(f->what), "S3 suspend, RTC wake-up after 3 s: %s",
 		 rc ? strerror(-rc) : "resumed");
