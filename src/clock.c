@@ -1,5 +1,14 @@
 /* clock.c - feeding the process history: samples, health checks, the sampler thread.
  *
+ * The process clock is a few files around this one, each with one concern (their
+ * interfaces: clock.h, and clock_int.h between them): clock.c takes the samples (a
+ * bracket of each clock), keeps a history of each clock and runs the sampler thread;
+ * hwsource.c is the machine's source (the counter and the clocks); health.c judges a
+ * sample against the ones before, a pure function; record.c writes the record file of
+ * fts_clock_record; attach.c looks for the machine's shared history, converts with it
+ * while it is valid, leaves it, and publishes it for faststamp serve. convert.c (rules
+ * 11-12) and tagged.c (rule 14) convert with what they keep.
+ *
  * A sample is one CLOCK_REALTIME read bracketed by two counter reads (the narrowest of
  * a few tries): that is what the history gets. Then come the health reads, one
  * bracket around CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME and
@@ -58,6 +67,7 @@
 #include "backend.h"
 #include "calib.h"
 #include "clock.h"
+#include "clock_int.h"
 #include "convert.h"
 #include "freq.h"
 #include "now.h"
@@ -72,111 +82,13 @@
 #define RETRY_MIN_NS 1000000000       /* a failed thread start is retried after 1 s, */
 #define RETRY_MAX_NS 64000000000      /* doubling up to 64 s */
 
-static uint64_t hw_counter(void *ctx)
-{
-	(void)ctx;
-	return fts__arch_counter() & ~FTS_STAMP_CLOCK_TAG;
-}
-
-static int hw_realtime(void *ctx, int64_t *ns)
-{
-	(void)ctx;
-	return fts__now(CLOCK_REALTIME, ns);
-}
-
-static int hw_clocks(void *ctx, struct fts__clocks *v)
-{
-	int rc;
-	(void)ctx;
-	if ((rc = fts__now(CLOCK_REALTIME, &v->rt)) < 0 ||
-	    (rc = fts__now(CLOCK_MONOTONIC, &v->mono)) < 0 ||
-	    (rc = fts__now(CLOCK_BOOTTIME, &v->boot)) < 0 ||
-	    (rc = fts__now(CLOCK_MONOTONIC_RAW, &v->raw)) < 0)
-		return rc;
-	return fts__now(CLOCK_TAI, &v->tai);
-}
-
-static int hw_clock(void *ctx, int k, int64_t *ns)
-{
-	(void)ctx;
-	return fts__now(fts__clk_id(k), ns);
-}
-
-static const clockid_t clk_ids[FTS__NCLK] = {
-	[FTS__CLK_REALTIME] = CLOCK_REALTIME, [FTS__CLK_TAI] = CLOCK_TAI,
-	[FTS__CLK_MONOTONIC] = CLOCK_MONOTONIC, [FTS__CLK_BOOTTIME] = CLOCK_BOOTTIME,
-	[FTS__CLK_RAW] = CLOCK_MONOTONIC_RAW,
-};
-
-int fts__clk_of(clockid_t id)
-{
-	for (int k = 0; k < FTS__NCLK; k++)
-		if (clk_ids[k] == id)
-			return k;
-	return -1;
-}
-
-clockid_t fts__clk_id(int k)
-{
-	return clk_ids[k];
-}
-
-/* CLOCK_REALTIME_COARSE is the clock at the kernel's last timekeeping update: every
- * update moves it, as time passes between them. */
-FTS__HOT static int hw_epoch(void *ctx, int64_t *e)
-{
-	(void)ctx;
-	return fts__now(CLOCK_REALTIME_COARSE, e);
-}
-
-static const struct fts__source hw_source = { .counter = hw_counter, .realtime = hw_realtime,
-					     .clocks = hw_clocks, .read = hw_clock, .epoch = hw_epoch };
-
-static int hw_cpus(void *ctx, cpu_set_t *set)
-{
-	(void)ctx;
-	fts__cpus_allowed(set);
-	return 0;
-}
-
-static uint64_t hw_read(void *ctx)
-{
-	(void)ctx;
-	return fts__arch_counter();
-}
-
-static int hw_warp(void *ctx, const cpu_set_t *cpus, struct fts__warp *w)
-{
-	(void)ctx;
-	return fts__warp_measure(hw_read, NULL, cpus, w);
-}
-
-static int hw_migrate(void *ctx, int cpu)
-{
-	cpu_set_t one;
-
-	(void)ctx;
-	CPU_ZERO(&one);
-	CPU_SET(cpu, &one);
-	return -pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
-}
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* all state below */
-static struct fts__source src = { .counter = hw_counter, .realtime = hw_realtime,
-				  .clocks = hw_clocks, .read = hw_clock, .epoch = hw_epoch };
+pthread_mutex_t fts__pc_lock = PTHREAD_MUTEX_INITIALIZER; /* all state below, and attach.c's */
+static struct fts__source src = { .counter = fts__hw_counter, .realtime = fts__hw_realtime,
+				  .clocks = fts__hw_clocks, .read = fts__hw_clock, .epoch = fts__hw_epoch };
 /* One history a clock (enum fts__clk), fed by the same samples; set once, read with
  * acquire. hist is CLOCK_REALTIME's, the one the process clock is judged by. */
-static struct fts_calib *hists[FTS__NCLK] FTS__HOT_DATA;
-#define hist hists[FTS__CLK_REALTIME]
-/* The machine's shared history (shared.h), while this process converts with it. */
-static struct fts__shared shared FTS__HOT_DATA;
-static int attached FTS__HOT_DATA;                  /* read with acquire: shared.view is in use */
-static int attach_tried;
-static struct fts_calib *frozen[FTS__NCLK] FTS__HOT_DATA;   /* copies of the shared histories, taken on leaving */
-static char shared_path[256];         /* the shared history looked for */
-static char shared_note[240];         /* why it is not used, "" while it is */
-/* A publisher (faststamp serve): the history lies in its sealed memory (shared.h). */
-static struct fts__publisher publisher;
+struct fts_calib *fts__pc_hists[FTS__NCLK] FTS__HOT_DATA;
+#define hist fts__pc_hists[FTS__CLK_REALTIME]
 static int64_t period_ns = SAMPLER_PERIOD_NS;
 static int used FTS__HOT_DATA;                      /* a conversion happened since the last round */
 static int running FTS__HOT_DATA;                   /* the sampler thread of this source exists */
@@ -264,8 +176,8 @@ static void reset_locked(enum reset what)
 	fts__fresh_drop();
 	source_gen++;   /* a sampler thread of the old source stops when it wakes */
 	for (int k = 0; k < FTS__NCLK; k++)
-		if (hists[k])
-			fts__calib_reset(hists[k]);
+		if (fts__pc_hists[k])
+			fts__calib_reset(fts__pc_hists[k]);
 	__atomic_store_n(&period_ticks, 0, __ATOMIC_RELAXED);
 	judged = (struct judged){ 0 };
 	__atomic_store_n(&taken, 0, __ATOMIC_RELAXED);
@@ -279,17 +191,17 @@ static void reset_locked(enum reset what)
  * lock across every write; fork takes it first. */
 static void before_fork(void)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&fts__pc_lock);
 }
 
 static void after_fork_parent(void)
 {
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&fts__pc_lock);
 }
 
 static void after_fork_child(void)
 {
-	pthread_mutex_init(&lock, NULL);
+	pthread_mutex_init(&fts__pc_lock, NULL);
 	reset_locked(RESET_THREADS);
 	fts__record_drop_inherited();
 }
@@ -302,13 +214,13 @@ static void register_atfork(void)
 
 static enum fts__relation relation(void)
 {
-	return src.counter == hw_counter ? fts__backend_choice()->arch.relation : src.relation;
+	return src.counter == fts__hw_counter ? fts__backend_choice()->arch.relation : src.relation;
 }
 
 /* Does the counter of this source need the proof across CPUs? */
 static int needs_proof(void)
 {
-	if (src.counter == hw_counter && (!FTS__HAVE_COUNTER || !fts__backend_choice()->store_counter))
+	if (src.counter == fts__hw_counter && (!FTS__HAVE_COUNTER || !fts__backend_choice()->store_counter))
 		return 0;
 	return relation() != FTS__CS_IS_COUNTER;
 }
@@ -348,8 +260,8 @@ static int prove_locked(void)
 		return -EAGAIN;
 	if (proof.state != PROOF_PENDING && proof.state != PROOF_NO_RUN)
 		return 0;
-	if ((rc = (src.cpus ? src.cpus : hw_cpus)(src.ctx, &proof.cpus)) < 0 ||
-	    (rc = (src.warp ? src.warp : hw_warp)(src.ctx, &proof.cpus, &proof.w)) < 0 ||
+	if ((rc = (src.cpus ? src.cpus : fts__hw_cpus)(src.ctx, &proof.cpus)) < 0 ||
+	    (rc = (src.warp ? src.warp : fts__hw_warp)(src.ctx, &proof.cpus, &proof.w)) < 0 ||
 	    (rc = fts__cbracket_read(src.counter, src.realtime, src.ctx, SAMPLE_TRIES, &br)) < 0) {
 		/* retried as a sampler thread is: after 1 s, 2 s, ... up to 64 s */
 		proof.retry_gap = proof.retry_gap ? 2 * proof.retry_gap : RETRY_MIN_NS;
@@ -394,7 +306,7 @@ static void skew_update_locked(void)
 /* With lock held: pin the calling thread (the sampler) to cpu. 0, or -1. */
 static int move_locked(int cpu)
 {
-	if ((src.migrate ? src.migrate : hw_migrate)(src.ctx, cpu) < 0)
+	if ((src.migrate ? src.migrate : fts__hw_migrate)(src.ctx, cpu) < 0)
 		return -1;
 	proof.cpu = cpu;
 	proof.mover = pthread_self();
@@ -509,11 +421,11 @@ static int sample_locked(const char *why)
 	if (faulted)
 		return -EIO;
 	for (int k = 0; k < FTS__NCLK; k++) {
-		if (!hists[k]) {
+		if (!fts__pc_hists[k]) {
 			struct fts_calib *c = fts_calib_new();
 			if (!c)
 				return -ENOMEM;
-			__atomic_store_n(&hists[k], c, __ATOMIC_RELEASE);
+			__atomic_store_n(&fts__pc_hists[k], c, __ATOMIC_RELEASE);
 		}
 	}
 	if ((rc = take(&s)) < 0)
@@ -549,7 +461,7 @@ static int sample_locked(const char *why)
 	for (int k = FTS__CLK_REALTIME + 1; v != FTS__FAULT_DROP && k < FTS__NCLK; k++) {
 		int kbrk = k == FTS__CLK_TAI ? e.tai_step || e.suspend :
 			   k == FTS__CLK_BOOTTIME ? e.suspend : e.ran_on;
-		fts__calib_add_sample(hists[k], s.k[k].b, s.k[k].ns, s.k[k].a, kbrk);
+		fts__calib_add_sample(fts__pc_hists[k], s.k[k].b, s.k[k].ns, s.k[k].a, kbrk);
 		steps |= (uint32_t)kbrk << k;
 	}
 	if (v != FTS__FAULT_DROP)
@@ -593,9 +505,9 @@ static int switched_locked(char *why, size_t len)
 int fts__clock_sample(void)
 {
 	int rc;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&fts__pc_lock);
 	rc = sample_locked(NULL);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&fts__pc_lock);
 	return rc;
 }
 
@@ -611,25 +523,25 @@ static int round_locked(const char *why)
 int fts__clock_round(void)
 {
 	int rc;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&fts__pc_lock);
 	rc = round_locked(NULL);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&fts__pc_lock);
 	return rc;
 }
 
 int fts__clock_prove(void)
 {
 	int rc;
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&fts__pc_lock);
 	rc = prove_locked();
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&fts__pc_lock);
 	return rc;
 }
 
 FTS__HOT int64_t fts__clock_skew_ns(void)
 {
-	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
-		return shared.head->skew_ns;
+	if (fts__attach_in_use())
+		return fts__attach_skew_ns();
 	return __atomic_load_n(&skew_ns, __ATOMIC_RELAXED);
 }
 
@@ -638,10 +550,10 @@ int fts__clock_watch(void)
 	char why[128];
 	int rc = 0;
 
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&fts__pc_lock);
 	if (switched_locked(why, sizeof(why)))
 		rc = sample_locked(why);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&fts__pc_lock);
 	return rc == -EIO ? -EIO : 0;
 }
 
@@ -716,10 +628,10 @@ static void *sampler(void *arg)
 			src.wait(src.ctx, SAMPLER_PERIOD_NS);
 		else
 			stepped = step_wait(&fd, due < beat ? due : beat);
-		pthread_mutex_lock(&lock);
+		pthread_mutex_lock(&fts__pc_lock);
 		/* A conversion since the last round, a record to keep, or a history to
 		 * publish: not idle. */
-		if (__atomic_exchange_n(&used, 0, __ATOMIC_RELAXED) || fts__record_on() || publisher.head)
+		if (__atomic_exchange_n(&used, 0, __ATOMIC_RELAXED) || fts__record_on() || fts__serving())
 			idle = 0;
 		else
 			idle++;
@@ -727,7 +639,7 @@ static void *sampler(void *arg)
 			if (gen == source_gen)   /* else a new source may have its own thread */
 				__atomic_store_n(&running, 0, __ATOMIC_RELAXED);
 			alive--;
-			pthread_mutex_unlock(&lock);
+			pthread_mutex_unlock(&fts__pc_lock);
 			if (fd >= 0)
 				close(fd);
 			return NULL;
@@ -742,15 +654,10 @@ static void *sampler(void *arg)
 				due = now - due >= period_ns ? now + period_ns : due + period_ns;
 		}
 		beat = now + FTS__SHM_BEAT_NS;
-		if (publisher.head) {
-			if (faulted)
-				fts__publisher_close(&publisher, FTS__SHM_FAULTED, judged.fault_reason);
-			else
-				fts__publisher_beat(&publisher, src.counter(src.ctx));
-		}
+		fts__serve_round(faulted, judged.fault_reason, src.counter(src.ctx));
 		if (fts__now(CLOCK_MONOTONIC, &now) == 0 && fts__record_due(now))
 			fts__record_flush();
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&fts__pc_lock);
 	}
 }
 
@@ -796,7 +703,7 @@ static int start_locked(void)
 
 	pthread_once(&atfork_once, register_atfork);
 	/* No counter: stamps are clock readings, which need no history. */
-	if (!FTS__HAVE_COUNTER && src.counter == hw_counter)
+	if (!FTS__HAVE_COUNTER && src.counter == fts__hw_counter)
 		return 0;
 	/* Before conversions rely on a counter the kernel does not keep time with: the
 	 * warp test (not fatal: new stamps then use the clock until it runs) */
@@ -842,64 +749,6 @@ static void clock_id(struct fts__head *h, int with_hz)
 	fts__now(CLOCK_REALTIME, &h->created_ns);
 }
 
-/* With lock held, before the first history: use the machine's shared one if
- * FASTSTAMP_SHARED (a path; 0: never) or the default path names a valid one. */
-static void attach_locked(void)
-{
-	const char *env = getenv("FASTSTAMP_SHARED");
-	struct fts__head id;
-	cpu_set_t need;
-	char why[160];
-	int with_proof;
-
-	attach_tried = 1;
-	if (env && !strcmp(env, "0")) {
-		snprintf(shared_note, sizeof(shared_note), "FASTSTAMP_SHARED=0");
-		return;
-	}
-	snprintf(shared_path, sizeof(shared_path), "%s", env && *env ? env : FTS_SHARED_PATH);
-	if (src.counter != hw_counter || !FTS__HAVE_COUNTER || !fts__store_counter || faulted) {
-		snprintf(shared_note, sizeof(shared_note), "no counter in use");
-		return;
-	}
-	/* The clocksource of the counter's choice: one switched since is the publisher's
-	 * to find (it then stops) and this process's sampler's. */
-	clock_id(&id, 0);
-	/* the publisher's proof across CPUs stands for this process's, on its CPUs (asked
-	 * of the kernel only where a proof is needed) */
-	with_proof = needs_proof();
-	if (with_proof)
-		fts__cpus_allowed(&need);
-	if (fts__shared_attach(&shared, shared_path, &id, with_proof ? &need : NULL,
-			       src.counter(src.ctx), why, sizeof(why)) < 0) {
-		snprintf(shared_note, sizeof(shared_note), "%.60s: %.160s", shared_path, why);
-		return;
-	}
-	shared_note[0] = '\0';
-	__atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
-	fts__fresh_drop();
-}
-
-int fts__clock_leave_shared(const char *why)
-{
-	int left = 0;
-
-	pthread_mutex_lock(&lock);
-	if (attached) {
-		/* What was converted with it converts the same from the copy. Readers that
-		 * still hold the view read on: the mapping stays. */
-		for (int k = 0; k < FTS__NCLK; k++)
-			if (shared.views[k])
-				frozen[k] = fts__calib_copy(shared.views[k]);
-		snprintf(shared_note, sizeof(shared_note), "left %.60s: %.160s", shared_path, why);
-		__atomic_store_n(&attached, 0, __ATOMIC_RELEASE);
-		fts__fresh_drop();
-		left = 1;
-	}
-	pthread_mutex_unlock(&lock);
-	return left;
-}
-
 FTS__HOT int fts__clock_prepare(uint64_t newest)
 {
 	const struct fts_calib *h = __atomic_load_n(&hist, __ATOMIC_ACQUIRE);
@@ -907,36 +756,26 @@ FTS__HOT int fts__clock_prepare(uint64_t newest)
 	int rc;
 
 	note_use();
-	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE)) {
-		/* stamps the shared history holds convert whatever its publisher does; a
-		 * newer one needs it alive */
-		char why[160];
-		uint64_t now;
-		if (newest <= fts__calib_newest_counter(shared.view))
-			return 0;
-		now = src.counter(src.ctx);
-		if (fts__shared_alive(&shared, now, why, sizeof(why)))
-			return 0;
-		fts__clock_leave_shared(why);
-	}
+	/* stamps the shared history holds convert whatever its publisher does; a newer
+	 * one needs it alive */
+	if (fts__attach_in_use() && fts__attach_covers(newest))
+		return 0;
 	/* The common case in two loads: a history kept fresh by the sampler thread; without
 	 * the thread, one counter read more tells whether the history is due for a sample. */
 	if (h && (c1 = fts__calib_newest_counter(h)) &&
 	    (__atomic_load_n(&running, __ATOMIC_RELAXED) ||
 	     src.counter(src.ctx) <= c1 + __atomic_load_n(&period_ticks, __ATOMIC_RELAXED)))
 		return 0;
-	pthread_mutex_lock(&lock);
-	if (!attach_tried && !hist)
-		attach_locked();
-	if (attached) {
-		pthread_mutex_unlock(&lock);
+	pthread_mutex_lock(&fts__pc_lock);
+	if (fts__attach_locked(hist != NULL)) {
+		pthread_mutex_unlock(&fts__pc_lock);
 		return 0;
 	}
 	rc = start_locked();
 	/* Another thread may have sampled while we waited. */
 	if (rc == 0 && !running && fts__calib_newest_counter(hist) == c1)
 		rc = sample_locked(NULL);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&fts__pc_lock);
 	/* A failed refresh still leaves an extrapolation, if there is a history. */
 	if (rc < 0 && fts_calib_count(fts__clock_history(FTS__CLK_REALTIME)) >= 2)
 		rc = 0;
@@ -954,7 +793,7 @@ FTS__HOT static int fresh_read(int k, const struct fts__line *tail, struct fts__
 #if FTS__HAVE_COUNTER
 	/* The hardware's, inline: the read before may run early (a wider bracket, still
 	 * around the clock read), the one after is ordered. */
-	if (src.counter == hw_counter) {
+	if (src.counter == fts__hw_counter) {
 		b = fts__counter_read_relaxed() & ~FTS_STAMP_CLOCK_TAG;
 		if (fts__now(fts__clk_id(k), &rt) < 0)
 			return -1;
@@ -1069,14 +908,14 @@ FTS__HOT int fts__clock_fresh(int k, uint64_t x, struct fts__line *m)
 			fts__clock_line(k, &tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL,
 					m, gen, 0);
 		}
-		if (kept || round || h != hists[k])
+		if (kept || round || h != fts__pc_hists[k])
 			return 1;
 		/* It left it (a step, a new rate): a sample now, so that x lies inside the
 		 * history, between samples that hold the change. */
-		pthread_mutex_lock(&lock);
-		if (fts__calib_newest_counter(hists[k]) < x)
+		pthread_mutex_lock(&fts__pc_lock);
+		if (fts__calib_newest_counter(fts__pc_hists[k]) < x)
 			sample_locked(NULL);
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&fts__pc_lock);
 	}
 	return 0;
 }
@@ -1084,12 +923,10 @@ FTS__HOT int fts__clock_fresh(int k, uint64_t x, struct fts__line *m)
 int fts_clock_start(void)
 {
 	int rc = 0;
-	pthread_mutex_lock(&lock);
-	if (!attach_tried && !hist)
-		attach_locked();
-	if (!attached)
+	pthread_mutex_lock(&fts__pc_lock);
+	if (!fts__attach_locked(hist != NULL))
 		rc = start_locked();
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&fts__pc_lock);
 	note_use();
 	if (rc < 0)
 		return fts__fail(-rc);
@@ -1106,7 +943,7 @@ int fts_clock_save(int fd)
 	if (fd < 0)
 		return fts__fail(EINVAL);
 	clock_id(&h, 1);   /* outside the lock: it may measure the frequency (10 ms) */
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&fts__pc_lock);
 	{
 		/* every clock's, at one sample (under the lock the sampler adds under); an
 		 * earlier build's shared history holds CLOCK_REALTIME's alone */
@@ -1115,7 +952,7 @@ int fts_clock_save(int fd)
 			c[k] = fts__clock_history(k);
 		rc = fts__calib_save_clocks(c, fd, &h);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&fts__pc_lock);
 	return rc < 0 ? fts__fail(-rc) : 0;
 }
 
@@ -1126,17 +963,17 @@ int fts_clock_record(const char *path)
 	int busy, rc = 0;
 
 	if (!path) {
-		pthread_mutex_lock(&lock);
+		pthread_mutex_lock(&fts__pc_lock);
 		rc = fts__record_stop();
-		pthread_mutex_unlock(&lock);
+		pthread_mutex_unlock(&fts__pc_lock);
 		return rc ? fts__fail(rc) : 0;
 	}
 	/* Without a counter (a build without one, or the generic backend chosen at
 	 * start), stamps are clock readings: there is nothing to record. */
-	pthread_mutex_lock(&lock);
-	rc = src.counter == hw_counter && (!FTS__HAVE_COUNTER || !fts__backend_choice()->store_counter);
+	pthread_mutex_lock(&fts__pc_lock);
+	rc = src.counter == fts__hw_counter && (!FTS__HAVE_COUNTER || !fts__backend_choice()->store_counter);
 	busy = fts__record_on();
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&fts__pc_lock);
 	if (rc)
 		return fts__fail(ENOTSUP);
 	if (busy)   /* before the file is touched: a refused call leaves nothing behind */
@@ -1146,19 +983,19 @@ int fts_clock_record(const char *path)
 	clock_id(&h, 1);
 	if ((rc = fts__record_open(path, &h, &f)) != 0)
 		return fts__fail(rc);
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&fts__pc_lock);
 	if ((rc = fts__record_begin(&f)) == 0) {
 		/* calibrated at once, and a first sample in the file taken now, so that
 		 * every stamp stored from now on lies inside what the file holds */
 		uint64_t before = taken;
-		attach_tried = 1;
+		fts__attach_never();
 		if ((rc = start_locked()) == 0 && taken == before)
 			rc = sample_locked(NULL);
 		rc = rc < 0 ? -rc : fts__record_started();
 		if (rc)
 			fts__record_abandon(&f);
 	}
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&fts__pc_lock);
 	if (rc)
 		fts__record_undo(&f);
 	note_use();
@@ -1169,24 +1006,24 @@ int fts_clock_record(const char *path)
 
 void fts__clock_set_source(const struct fts__source *s)
 {
-	pthread_mutex_lock(&lock);
-	src = s ? *s : hw_source;
+	pthread_mutex_lock(&fts__pc_lock);
+	src = s ? *s : fts__hw_source;
 	if (!src.clocks)
-		src.clocks = hw_clocks;
+		src.clocks = fts__hw_clocks;
 	if (!src.read)
-		src.read = hw_clock;
+		src.read = fts__hw_clock;
 	reset_locked(RESET_SOURCE);
-	pthread_mutex_unlock(&lock);
+	pthread_mutex_unlock(&fts__pc_lock);
 }
 
 FTS__HOT int fts__clock_uses_hw(void)
 {
-	return src.counter == hw_counter;
+	return src.counter == fts__hw_counter;
 }
 
 void fts__clock_state(struct fts__clock_state *st)
 {
-	pthread_mutex_lock(&lock);
+	pthread_mutex_lock(&fts__pc_lock);
 	st->samples_taken = taken;
 	st->running = running;
 	st->threads = alive;
@@ -1197,14 +1034,11 @@ void fts__clock_state(struct fts__clock_state *st)
 	st->suspends = judged.suspends;
 	st->ambiguous_ns = judged.ambiguous_ns;
 	proof_reset_once();
-	if (attached && shared.head->proof == FTS__SHM_PROOF_PROVEN)
-		snprintf(st->proof, sizeof(st->proof), "proven by the machine's history's publisher "
-			 "(faststamp serve, pid %d)", (int)shared.head->pid);
-	else
-		snprintf(st->proof, sizeof(st->proof), "%s", proof.text);
+	snprintf(st->proof, sizeof(st->proof), "%s", proof.text);
 	st->skew_ns = fts__clock_skew_ns();
-	st->period_ns = attached ? (int64_t)shared.head->interval_ns : period_ns;
-	pthread_mutex_unlock(&lock);
+	st->period_ns = period_ns;
+	fts__attach_state(st->proof, sizeof(st->proof), &st->period_ns);
+	pthread_mutex_unlock(&fts__pc_lock);
 }
 
 uint64_t fts__clock_samples_taken(void)
@@ -1212,98 +1046,49 @@ uint64_t fts__clock_samples_taken(void)
 	return __atomic_load_n(&taken, __ATOMIC_RELAXED);
 }
 
-FTS__HOT const struct fts_calib *fts__clock_history(int k)
+/* ---- for attach.c (clock_int.h) ------------------------------------------------------ */
+
+uint64_t fts__pc_counter(void)
 {
-	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
-		return shared.views[k];
-	return __atomic_load_n(&hists[k], __ATOMIC_ACQUIRE);
+	return src.counter(src.ctx);
 }
 
-FTS__HOT void fts__clock_view(int k, struct fts__clock_view *v)
+int fts__pc_counter_in_use(void)
 {
-	v->cur = fts__clock_history(k);
-	v->old = v->cur && v->cur == shared.views[k] ? NULL :
-		 __atomic_load_n(&frozen[k], __ATOMIC_ACQUIRE);
+	return src.counter == fts__hw_counter && FTS__HAVE_COUNTER && fts__store_counter && !faulted;
 }
 
-int fts__clock_holds(int k)
+void fts__pc_clock_id(struct fts__head *h, int with_hz)
 {
-	return !__atomic_load_n(&attached, __ATOMIC_ACQUIRE) || shared.views[k];
+	clock_id(h, with_hz);
 }
 
-void fts__clock_sharing(char *source, size_t slen, char *path, size_t plen, char *note,
-			size_t nlen)
+int fts__pc_needs_proof(void)
 {
-	pthread_mutex_lock(&lock);
-	snprintf(source, slen, "%s", attached ? "shared" : hist ? "process" : "");
-	snprintf(path, plen, "%s", attached ? shared_path : publisher.head ? publisher.path : "");
-	snprintf(note, nlen, "%s", shared_note);
-	pthread_mutex_unlock(&lock);
+	return needs_proof();
 }
 
-/* ---- faststamp serve -------------------------------------------------------------- */
-
-int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t errlen)
+int fts__pc_start_locked(void)
 {
-	struct fts__head id;
-	uint32_t dircap;
-	size_t len, recs;
-	void *region;
-	int rc;
+	return start_locked();
+}
 
-	if (!FTS__HAVE_COUNTER || !fts__store_counter) {
-		snprintf(err, errlen, "no counter in use, stamps are clock readings: nothing to "
-			 "calibrate (%s)", FTS__HAVE_COUNTER ? fts__backend_choice()->arch.reason
-							       : "a build without a counter");
+int fts__pc_proof(const cpu_set_t **cpus, char *why, size_t len)
+{
+	if (proof.state == PROOF_WARPED || proof.state == PROOF_NO_RUN) {
+		snprintf(why, len, "%s", proof.text);
 		return -1;
 	}
-	clock_id(&id, 1);
-	pthread_mutex_lock(&lock);
-	attach_tried = 1;   /* the publisher never reads another's */
-	if (hist || fts__calib_dims(NULL, &dircap, &len, &recs) < 0) {
-		snprintf(err, errlen, "the process clock is already in use");
-		pthread_mutex_unlock(&lock);
-		return -1;
-	}
-	if (fts__publisher_open(&publisher, path, &id, (uint64_t)interval_ns, dircap, len, FTS__NCLK,
-				&region, err, errlen) < 0) {
-		pthread_mutex_unlock(&lock);
-		return -1;
-	}
-	period_ns = interval_ns;
-	for (int k = 0; k < FTS__NCLK; k++) {
-		hists[k] = fts__calib_new_at(NULL, (char *)region + (size_t)k * fts__shm_stride(len), len);
-		if (!hists[k])
-			break;
-	}
-	if (!hists[FTS__NCLK - 1]) {
-		snprintf(err, errlen, "%s", strerror(errno));
-		rc = -1;
-	} else if ((rc = start_locked()) < 0) {
-		snprintf(err, errlen, "the first samples: %s", strerror(-rc));
-	} else if (proof.state == PROOF_WARPED || proof.state == PROOF_NO_RUN) {
-		snprintf(err, errlen, "the counter across CPUs: %s", proof.text);
-		rc = -1;
-	} else {
-		fts__publisher_proof(&publisher, proof.state == PROOF_DONE ? &proof.cpus : NULL, skew_ns);
-		fts__publisher_beat(&publisher, src.counter(src.ctx));
-		rc = fts__publisher_show(&publisher, err, errlen);
-	}
-	if (rc < 0)
-		fts__publisher_close(&publisher, FTS__SHM_STOPPED, err);
-	pthread_mutex_unlock(&lock);
-	return rc < 0 ? -1 : 0;
+	*cpus = proof.state == PROOF_DONE ? &proof.cpus : NULL;
+	return 0;
 }
 
-int fts__clock_serve_news(unsigned *seq, char *buf, size_t len, int *failed)
+int64_t fts__pc_own_skew_ns(void)
 {
-	return fts__publisher_news(&publisher, seq, buf, len, failed);
+	return __atomic_load_n(&skew_ns, __ATOMIC_RELAXED);
 }
 
-void fts__clock_serve_stop(const char *why)
+void fts__pc_set_period(int64_t ns)
 {
-	pthread_mutex_lock(&lock);
-	if (publisher.head)
-		fts__publisher_close(&publisher, FTS__SHM_STOPPED, why);
-	pthread_mutex_unlock(&lock);
+	period_ns = ns;
 }

@@ -74,6 +74,18 @@ struct fts__source {
 	void *ctx;
 	int no_thread;    /* 1: never start the background sampler */
 };
+/* The hardware's source (hwsource.c): the counter, the real clocks, CLOCK_REALTIME_COARSE
+ * as the epoch; the CPUs, the warp test and moves between CPUs as their defaults (the
+ * NULL fields of a source). */
+extern const struct fts__source fts__hw_source;
+uint64_t fts__hw_counter(void *ctx);
+int fts__hw_realtime(void *ctx, int64_t *ns);
+int fts__hw_epoch(void *ctx, int64_t *e);
+int fts__hw_clocks(void *ctx, struct fts__clocks *v);
+int fts__hw_clock(void *ctx, int k, int64_t *ns);
+int fts__hw_cpus(void *ctx, cpu_set_t *set);
+int fts__hw_warp(void *ctx, const cpu_set_t *cpus, struct fts__warp *w);
+int fts__hw_migrate(void *ctx, int cpu);
 /* Replace the process clock's source (NULL: the real hardware) and drop the history
  * and any fault. For tests; not safe against concurrent conversions. */
 void fts__clock_set_source(const struct fts__source *src);
