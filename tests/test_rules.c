@@ -343,6 +343,7 @@ static void rule9_end_line(void **state)
 			}
 		}
 	}
+	sim_free(&r);
 }
 
 /* Rule 10, the function: the merged segment covers, at every point, the whole interval
@@ -397,6 +398,7 @@ static void rule10_merge_covers(void **state)
 			}
 		}
 	}
+	sim_free(&r);
 }
 
 /* Rule 9: outside the samples the bound grows with the distance, at half the band. */
