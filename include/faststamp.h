@@ -185,7 +185,8 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
  * first conversion in a process ~0.5 ms with the machine's shared history (median of
  * 9 fresh processes on a 2-vCPU VM with other work running; most of it is the
  * socket's round trip to serve's answering thread and the first fault on the mapping;
- * ~45 us when it was a mapped file), ~4.3 ms calibrating its own (see OVERVIEW). Thread-safe, not async-signal-safe. */
+ * ~45 us when it was a mapped file), ~6 ms calibrating its own, every clock's
+ * history (see OVERVIEW; faststamp bench). Thread-safe, not async-signal-safe. */
 FTS__API int fast_timestamp_to_timespec(const fast_timestamp_t *stamp, struct timespec *ts);
 
 /* fast_timestamp_to_timeval - what gettimeofday() read at *stamp (microseconds,
