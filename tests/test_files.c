@@ -989,9 +989,14 @@ static void load_streams(void **state)
  * and what each clock read at them in st and truth; the record at path, stopped; its
  * saved history (fts_clock_save) in *saved, a memfd at 0. */
 enum { CLK_N = 1200 };
-static void record_every_clock(const char *path, fast_timestamp_t *st,
+static void record_every_clock(char *path, fast_timestamp_t *st,
 			       int64_t truth[FTS__NCLK][CLK_N], int *saved)
 {
+	int fd = mkstemp(path);   /* a fresh name: the record starts the file */
+
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(path);
 	simc_use(47, 30);
 	assert_int_equal(fts_clock_record(path), 0);
 	for (int i = 0; i < CLK_N; i++) {
@@ -1031,7 +1036,7 @@ static void free_clocks(struct fts_calib *c[FTS__NCLK])
 static void every_clock_as_live(void **state)
 {
 	char path[] = "/tmp/fts-clocks-XXXXXX";
-	int fd = mkstemp(path), fs;
+	int fd, fs;
 	static fast_timestamp_t st[CLK_N];
 	static int64_t truth[FTS__NCLK][CLK_N];
 	struct fts_calib *rc[FTS__NCLK], *sv[FTS__NCLK];
@@ -1040,9 +1045,6 @@ static void every_clock_as_live(void **state)
 	size_t bytes;
 	(void)state;
 
-	assert_true(fd >= 0);
-	close(fd);
-	unlink(path);
 	record_every_clock(path, st, truth, &fs);
 	fd = open(path, O_RDONLY);
 	assert_true(fd >= 0);
@@ -1158,16 +1160,13 @@ static void old_files_hold_realtime(void **state)
 static void every_clock_cut_anywhere(void **state)
 {
 	char path[] = "/tmp/fts-clkcut-XXXXXX";
-	int fd = mkstemp(path), fs;
+	int fs;
 	static fast_timestamp_t st[CLK_N];
 	static int64_t truth[FTS__NCLK][CLK_N];
 	size_t ends[256], samples[256], nblocks, n, loaded = 0;
 	unsigned char *f;
 	(void)state;
 
-	assert_true(fd >= 0);
-	close(fd);
-	unlink(path);
 	record_every_clock(path, st, truth, &fs);
 	f = file_bytes(path, &n);
 	assert_non_null(f);
@@ -1271,16 +1270,13 @@ static int load_all(const unsigned char *f, size_t n)
 static void every_clock_corrupt(void **state)
 {
 	char path[] = "/tmp/fts-clkbad-XXXXXX";
-	int fd = mkstemp(path), fs;
+	int fs;
 	static fast_timestamp_t st[CLK_N];
 	static int64_t truth[FTS__NCLK][CLK_N];
 	unsigned char *f, *g;
 	size_t n, m, tried = 0, at;
 	(void)state;
 
-	assert_true(fd >= 0);
-	close(fd);
-	unlink(path);
 	record_every_clock(path, st, truth, &fs);
 	f = file_bytes(path, &n);
 	g = slurp(fs, &m);
