@@ -396,12 +396,13 @@ static void convert_fresh(const fast_timestamp_t *stamps, size_t n, int64_t *ns,
 		fast_timestamp_t x = stamps[i];
 
 		if (x & FTS_STAMP_CLOCK_TAG) {
-			ns[i] = clock_stamp_ns(x);
-			err[i] = 0;
+			tagged_at(x, &ns[i], err ? &err[i] : NULL);
 			continue;
 		}
 		ns[i] = fts__line_at(&l, x);
-		err[i] = (int64_t)(l.err + (uint64_t)fts__mulshift(x - l.c0, l.grow, l.shift)) + 1 + skew;
+		if (err)
+			err[i] = (int64_t)(l.err + (uint64_t)fts__mulshift(x - l.c0, l.grow, l.shift)) +
+				 1 + skew;
 	}
 }
 

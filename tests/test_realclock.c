@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -145,6 +146,117 @@ static void every_clock(void **state)
 	free(b);
 }
 
+/* A stamp and what every clock read around it: ids[k] read within [lo[k], hi[k]]. */
+static const clockid_t mixed_ids[] = { CLOCK_REALTIME, CLOCK_TAI, CLOCK_MONOTONIC,
+				       CLOCK_BOOTTIME, CLOCK_MONOTONIC_RAW };
+#define NCLK 5
+struct around {
+	fast_timestamp_t s;
+	int64_t lo[NCLK], hi[NCLK];
+};
+
+static void read_all(int64_t *v)
+{
+	for (int k = 0; k < NCLK; k++) {
+		struct timespec t;
+		clock_gettime(mixed_ids[k], &t);
+		v[k] = (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+	}
+}
+
+/* A counter stamp (tag 0), or a tagged one made of a CLOCK_REALTIME read (tag 1), as a
+ * program stores one after a counter fault. */
+static void stamp_around(struct around *a, int tag)
+{
+	int64_t lo[NCLK];
+	read_all(lo);
+	if (tag) {
+		struct timespec t;
+		clock_gettime(CLOCK_REALTIME, &t);
+		a->s = FTS_STAMP_CLOCK_TAG | ((uint64_t)t.tv_sec * 1000000000 + (uint64_t)t.tv_nsec);
+	} else {
+		store_fast_timestamp(&a->s);
+	}
+	read_all(a->hi);
+	memcpy(a->lo, lo, sizeof(lo));
+}
+
+/* Within 1 ms of what clock k read around the stamp: the point is a value, not noise. */
+static void near(const struct around *a, int k, int64_t ns)
+{
+	if (ns < a->lo[k] - 1000000 || ns > a->hi[k] + 1000000)
+		fail_msg("clock %d: %lld, read [%lld, %lld] around the stamp", k, (long long)ns,
+			 (long long)a->lo[k], (long long)a->hi[k]);
+}
+
+/* Every conversion without bounds (err_ns NULL) on arrays that mix tagged stamps with
+ * counter stamps that are old (inside the history), fresh (on rule 12's line, which a
+ * conversion just made) and past the newest sample and that line, on every clock, each
+ * array in every order: each converts, near what its clock read. Arrays of all-fresh
+ * stamps with a tagged one took the line's batch path, which wrote bounds through the
+ * NULL pointer. */
+static void null_bounds_mixed(void **state)
+{
+	struct around old, a, b, c, t;
+	(void)state;
+
+	stamp_around(&old, 0);
+	assert_int_equal(fts_clock_start(), 0);
+	usleep(250000);   /* samples after old */
+	for (int round = 0; round < 300; round++) {
+		for (int k = 0; k < NCLK; k++) {
+			int64_t ns[4], e, d, v;
+			struct timespec ts;
+			struct timeval tv;
+
+			stamp_around(&a, 0);
+			/* a conversion that reads the clock makes rule 12's line; b and t
+			 * follow it at once */
+			assert_int_equal(fts_convert_clock(&a.s, mixed_ids[k], &v, &e), 0);
+			stamp_around(&b, 0);
+			stamp_around(&t, 1);
+			if (round % 50 == 0)
+				usleep(15000);   /* past the line's 10 ms, and often the newest sample */
+			stamp_around(&c, round % 2);
+			const struct around *sets[][4] = {
+				{ &t, &b }, { &b, &t }, { &t, &a, &b }, { &b, &a, &t },
+				{ &old, &t, &b, &c }, { &c, &b, &t, &old }, { &t, &c },
+			};
+			const size_t lens[] = { 2, 2, 3, 3, 4, 4, 2 };
+			for (size_t j = 0; j < sizeof(lens) / sizeof(lens[0]); j++) {
+				fast_timestamp_t st[4];
+				for (size_t i = 0; i < lens[j]; i++)
+					st[i] = sets[j][i]->s;
+				assert_int_equal(fts_convert_array_clock(st, lens[j], mixed_ids[k], ns,
+									 NULL), 0);
+				for (size_t i = 0; i < lens[j]; i++)
+					near(sets[j][i], k, ns[i]);
+				assert_int_equal(fts_convert_array(st, lens[j], ns, NULL), 0);
+				for (size_t i = 0; i < lens[j]; i++)
+					near(sets[j][i], 0, ns[i]);
+			}
+			const struct around *one[] = { &old, &a, &b, &c, &t };
+			for (size_t i = 0; i < 5; i++) {
+				assert_int_equal(fts_convert_clock(&one[i]->s, mixed_ids[k], &v, NULL), 0);
+				near(one[i], k, v);
+				assert_int_equal(fts_convert(&one[i]->s, &v, NULL), 0);
+				near(one[i], 0, v);
+				assert_int_equal(fast_timestamp_to_timespec(&one[i]->s, &ts), 0);
+				near(one[i], 0, (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+				assert_int_equal(fast_timestamp_to_timeval(&one[i]->s, &tv), 0);
+				near(one[i], 0, (int64_t)tv.tv_sec * 1000000000 + tv.tv_usec * 1000);
+			}
+			/* the differences of a counter and a tagged stamp, both ways */
+			assert_int_equal(fts_diff_ns(&b.s, &t.s, &d), 0);
+			assert_true(d >= t.lo[0] - b.hi[0] - 1000000 && d <= t.hi[0] - b.lo[0] + 1000000);
+			assert_int_equal(fts_diff_ns(&t.s, &b.s, &d), 0);
+			assert_true(-d >= t.lo[0] - b.hi[0] - 1000000 && -d <= t.hi[0] - b.lo[0] + 1000000);
+			assert_int_equal(fts_diff_ns(&old.s, &t.s, &d), 0);
+			assert_true(d >= t.lo[0] - old.hi[0] - 1000000);
+		}
+	}
+}
+
 struct remote { struct fts__sbracket *b; int cpu; };
 
 static void *remote_take(void *arg)
@@ -256,6 +368,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(other_cpu),
 		cmocka_unit_test(timeval_between_gettimeofday),
 		cmocka_unit_test(sampler_period),
+		cmocka_unit_test(null_bounds_mixed),
 	};
 	return fts_test_run(tests, argc, argv);
 }
