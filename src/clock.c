@@ -836,6 +836,11 @@ FTS__HOT int fts__clock_epoch(int64_t *e)
 	return src.epoch && src.epoch(src.ctx, e) == 0 ? 0 : -1;
 }
 
+uint64_t fts__clock_counter_now(void)
+{
+	return __atomic_load_n(&faulted, __ATOMIC_RELAXED) ? 0 : src.counter(src.ctx);
+}
+
 FTS__HOT int fts__clock_read(int k, const struct fts__line *fwd, struct fts__line *m)
 {
 	/* a counter found faulty is not read again */

@@ -152,6 +152,9 @@ void fts__clock_serve_stop(const char *why);
 /* What the publisher's answering thread said since *seq (shared.h): 1 with the note in
  * buf, 0 if nothing new; *failed: it cannot publish at its path any more. */
 int fts__clock_serve_news(unsigned *seq, char *buf, size_t len, int *failed);
+/* The counter now, as the process clock reads it; 0 once it is found faulty (it is not
+ * read again). */
+uint64_t fts__clock_counter_now(void);
 int fts__clock_uses_hw(void);
 /* The kernel's clocksource now (through the source's seam). 0 or negative errno. */
 int fts__clock_clocksource(char *out, size_t len);

@@ -8,6 +8,7 @@
 #include "history.h"
 #include "clock.h"
 #include "convert.h"
+#include "estimate.h"
 #include "freq.h"
 #include "tagged.h"
 
@@ -275,14 +276,48 @@ static inline int locate(const struct fts_calib *c, const struct fts__pub *p, ui
 	return where;
 }
 
+/* Rule 15 in the live process: 0, or -ERANGE for a counter stamp x outside the history
+ * in view (where: before it, -1; past it, 1, with l its tail) that this process cannot
+ * have stored: before the boot (by CLOCK_MONOTONIC_RAW's history), or past the counter
+ * read after it (f's or read, or one now) by more than the offsets between CPUs allow.
+ * What cannot be told (no such history, a faulty counter) is allowed. */
+static int live_reach(int where, uint64_t x, const struct fts__line *l, const struct fresh_view *f,
+		      const struct fts__line *read)
+{
+	int64_t raw = 0, raw_err = 0, skew = fts__clock_skew_ns();
+	uint64_t now = UINT64_MAX, ahead = 0;
+
+	if (where < 0) {
+		const struct fts_calib *h = fts__clock_history(FTS__CLK_RAW);
+		struct fts__line rl;
+		int w;
+
+		if (!h || (w = fts__calib_find(h, x, &rl)) < -1)
+			return 0;
+		if (fts__line_convert(&rl, w, x, &raw, &raw_err) < 0)
+			return -ERANGE;   /* further back than an int64 of ns */
+	} else {
+		now = read ? read->c0 : f && x < f->line.c0 ? f->read.c0 : fts__clock_counter_now();
+		if (!now || l->mult <= 0 || l->shift > 62)
+			return 0;
+		ahead = (uint64_t)(((unsigned __int128)(FTS__REACH_AHEAD_NS + (skew > 0 ? skew : 0))
+				    << l->shift) / (uint64_t)l->mult);
+	}
+	return fts__reach_live(x, raw, raw_err, now, ahead) ? 0 : -ERANGE;
+}
+
 /* A stamp of the history used before this one (a copy of a shared history the clock
  * left), which no one writes. */
 static int from_old(const struct fts_calib *old, uint64_t x, int64_t *ns, int64_t *err)
 {
 	struct fts__line l;
-	int where = fts__calib_find(old, x, &l);
+	int where = fts__calib_find(old, x, &l), rc;
 
-	return where < -1 ? -EAGAIN : fts__line_convert(&l, where, x, ns, err);
+	if (where < -1)
+		return -EAGAIN;
+	if (where < 0 && (rc = live_reach(where, x, &l, NULL, NULL)) < 0)
+		return rc;
+	return fts__line_convert(&l, where, x, ns, err);
 }
 
 /* A tagged stamp on CLOCK_REALTIME: its own reading, exact. */
@@ -346,6 +381,8 @@ retry:
 			continue;
 		} else if (where < 0 && v.old) {   /* between the old history and this (rule 11) */
 			rc = fts__bridge(&otail, &ca.line, x, &ns[i], e);
+		} else if (where != 0 && (rc = live_reach(where, x, &ca.line, f, read)) < 0) {
+			break;
 		} else if (where > 0) {
 			rc = past_newest(&ca.line, x, f, read, &ns[i], e);
 		} else {

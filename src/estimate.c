@@ -343,3 +343,27 @@ void fts__rule10_merge(uint64_t ka, const struct fts__rec *a, uint64_t kb,
 		      (double)b->err + fabs(y1 - (ya + s * xe)));
 	o->err = fmax(o->err, (double)a->err);
 }
+
+/* Rule 15: P2's band is measured over the history; carried further from it than the
+ * history is long, the extrapolation (rule 9) would rest on more than was ever seen.
+ * The floor keeps a short history (a few samples) useful for the stamps around it. */
+int fts__reach_history(uint64_t first, uint64_t newest, uint64_t floor, uint64_t x)
+{
+	uint64_t reach = newest - first > floor ? newest - first : floor;
+
+	if (x < first)
+		return first - x <= reach;
+	return x <= newest || x - newest <= reach;
+}
+
+/* Rule 15: no stamp of this process precedes the boot (CLOCK_MONOTONIC_RAW starts at 0
+ * there) or follows the conversion's own counter read (the caller stored it before the
+ * call), beyond what the counters of other CPUs may be ahead of this one's. A caller
+ * passes what it knows: 0 and 0 for the reading of a stamp after the history's first
+ * sample, UINT64_MAX for now before it. */
+int fts__reach_live(uint64_t x, int64_t raw_ns, int64_t raw_err, uint64_t now, uint64_t ahead)
+{
+	if ((__int128)raw_ns + raw_err < 0)
+		return 0;
+	return x <= now || x - now <= ahead;
+}

@@ -126,6 +126,22 @@ void fts__rule9_end(uint64_t key, int64_t oy, double y, double err, const struct
  * constant bound: the distance between two lines is largest at an end). */
 void fts__rule10_merge(uint64_t ka, const struct fts__rec *a, uint64_t kb,
 		       const struct fts__rec *b, uint64_t end, struct fts__seg_line *o);
+/* ---- rule 15: what a history can hold ---------------------------------------------- */
+/* A history reaches at least this far past each end, however short it is (ns). */
+#define FTS__REACH_FLOOR_NS 1000000000
+/* A stamp of the live process may lie this far past the counter read its conversion
+ * takes, beyond the offsets between CPUs the warp test found (ns): far above the ones it
+ * cannot see (~0.6 us), far below any wrong value worth catching. */
+#define FTS__REACH_AHEAD_NS 1000000
+/* Rule 15, a history of counter values [first, newest] (first <= newest): is x within
+ * its reach, no further before first or past newest than max(newest - first, floor)? */
+int fts__reach_history(uint64_t first, uint64_t newest, uint64_t floor, uint64_t x);
+/* Rule 15, the live process: may counter stamp x have been stored since the boot? Not
+ * if its CLOCK_MONOTONIC_RAW reading is certainly negative (raw_ns + raw_err < 0), nor
+ * if it lies past now, the counter read the conversion takes after it, by more than
+ * ahead ticks. */
+int fts__reach_live(uint64_t x, int64_t raw_ns, int64_t raw_err, uint64_t now, uint64_t ahead);
+
 /* v rounded to an int64, saturating at +-2^62 (0 for NaN). */
 int64_t fts__round_i64(double v);
 

@@ -8,6 +8,27 @@
 #include "history.h"
 #include "internal.h"
 #include "calib.h"
+#include "estimate.h"
+
+static int pub_read(const struct fts_calib *c, uint64_t *newest, uint64_t *first, size_t *n);
+
+/* Rule 15 for x outside history c, l the line found for it: 0, or -ERANGE past its
+ * reach (the floor in ticks at l's rate), -EAGAIN (fts__latch_again). */
+static int reach(const struct fts_calib *c, const struct fts__line *l, uint64_t x)
+{
+	uint64_t first, newest, floor = UINT64_MAX;
+	size_t n;
+	int rc;
+
+	if ((rc = pub_read(c, &newest, &first, &n)) < 0)
+		return rc;
+	if (l->mult != 0 && l->shift <= 62) {
+		unsigned __int128 f = ((unsigned __int128)FTS__REACH_FLOOR_NS << l->shift) /
+				      (l->mult < 0 ? -(unsigned __int128)l->mult : (unsigned __int128)l->mult);
+		floor = f > UINT64_MAX ? UINT64_MAX : (uint64_t)f;
+	}
+	return !n || fts__reach_history(first, newest, floor, x) ? 0 : -ERANGE;
+}
 
 int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_ns,
 		      int64_t *err_ns)
@@ -21,6 +42,8 @@ int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_
 	where = fts__calib_find(c, counter, &l);
 	if (where < -1)   /* -ENODATA, or -EAGAIN: another process's history kept moving */
 		return fts__fail(-where);
+	if (where != 0 && (rc = reach(c, &l, counter)) < 0)
+		return fts__fail(-rc);
 	if ((rc = fts__line_convert(&l, where, counter, &ns, &err)) < 0)
 		return fts__fail(-rc);
 	*ref_ns = ns;

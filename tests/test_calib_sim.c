@@ -277,53 +277,75 @@ static void old_stamps_after_thousands(void **state)
 	sim_free(&s);
 }
 
+/* Nothing converted, ERANGE, outputs untouched: x lies out of the history's reach. */
+static void assert_out_of_reach(const struct fts_calib *c, uint64_t x)
+{
+	int64_t ns = 42, err = 43;
+
+	errno = 0;
+	assert_int_equal(fts_calib_convert(c, x, &ns, &err), -1);
+	assert_int_equal(errno, ERANGE);
+	assert_true(ns == 42 && err == 43);
+}
+
+/* Rule 9 on both sides, as far as rule 15 reaches: as far again as the history is long
+ * (2 s here); a counter value beyond that is ERANGE. */
 static void extrapolation_both_ways(void **state)
 {
 	struct fts_calib *c = fts_calib_new();
 	struct sim s;
 	struct result before = { 0 }, after = { 0 };
-	uint64_t t0 = 100000000000ull, t;
+	uint64_t t0 = 100000000000ull, first, newest, span;
 	(void)state;
 
 	sim_init(&s, t0 - 100 * TICKS_10MS * 100, EPOCH_2026, GHZ_RATE * (1 + 400e-6L), 7);
-	t = feed(c, &s, t0, 200, TICKS_10MS, 100);
-	/* up to 10 s either side */
-	probe_range(c, &s, t0 - 1000 * TICKS_10MS, t0, 5000, &before);
-	probe_range(c, &s, t, t + 1000 * TICKS_10MS, 5000, &after);
+	feed(c, &s, t0, 200, TICKS_10MS, 100);
+	assert_int_equal(fts_calib_range(c, &first, &newest), 0);
+	span = newest - first;
+	assert_true(span > 150 * TICKS_10MS);   /* above the floor of 1 s */
+	probe_range(c, &s, first - span, first, 5000, &before);
+	probe_range(c, &s, newest, newest + span, 5000, &after);
+	probe(c, &s, first - span, &before);
+	probe(c, &s, newest + span, &after);
 	assert_covered(&before, "extrapolated before");
 	assert_covered(&after, "extrapolated after");
+	assert_out_of_reach(c, first - span - 1);
+	assert_out_of_reach(c, newest + span + 1);
+	assert_out_of_reach(c, 0);
+	assert_out_of_reach(c, UINT64_MAX);
 	fts_calib_free(c);
 	sim_free(&s);
 }
 
+/* Counter values far from the history's, where its span reaches them (samples ~30 h
+ * apart): the fixed point holds; a result that cannot fit an int64 is ERANGE. */
 static void extreme_counters(void **state)
 {
 	struct fts_calib *c = fts_calib_new();
 	struct sim s;
 	struct result r = { 0 };
 	uint64_t t0 = 1ull << 50;
-	int64_t ns, err;
 	(void)state;
 
-	/* counter 0 and UINT64_MAX map inside int64 ns with these values */
+	/* counter 0 lies within the span (~7 * 2^48) before the first sample */
 	sim_init(&s, t0, 1e18L, GHZ_RATE, 8);
-	feed(c, &s, t0, 50, TICKS_10MS, 100);
+	feed(c, &s, t0, 8, 1ull << 48, 100);
 	probe(c, &s, 0, &r);
-	probe(c, &s, UINT64_MAX, &r);
-	assert_covered(&r, "counters 0 and UINT64_MAX");
+	assert_covered(&r, "counter 0");
+	/* UINT64_MAX does not (rule 15) */
+	assert_out_of_reach(c, UINT64_MAX);
 	fts_calib_free(c);
 
 	/* Where the answer cannot fit, ERANGE, and nothing written. */
 	c = fts_calib_new();
 	sim_free(&s);
-	sim_init(&s, t0, 9e18L, GHZ_RATE * 1000, 9);
-	feed(c, &s, t0, 10, TICKS_10MS, 100);
-	ns = 42;
-	err = 43;
-	assert_int_equal(fts_calib_convert(c, UINT64_MAX, &ns, &err), -1);
-	assert_int_equal(errno, ERANGE);
-	assert_int_equal(ns, 42);
-	assert_int_equal(err, 43);
+	sim_init(&s, t0, 9.18e18L, GHZ_RATE * 1000, 9);
+	feed(c, &s, t0, 10, 1ull << 43, 100);
+	{
+		uint64_t first, newest;
+		assert_int_equal(fts_calib_range(c, &first, &newest), 0);
+		assert_out_of_reach(c, newest + (newest - first));
+	}
 	fts_calib_free(c);
 	sim_free(&s);
 }

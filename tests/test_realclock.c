@@ -257,6 +257,74 @@ static void null_bounds_mixed(void **state)
 	}
 }
 
+/* Rule 15 in the live process: a counter stamp from before the boot (10 s before
+ * CLOCK_MONOTONIC_RAW's 0) or from the future (1 s past now, INT64_MAX) is ERANGE on
+ * every clock, alone or in an array, outputs untouched; a stamp stored 1.5 s before
+ * the process's first conversion (fts_clock_start's case) converts, and its bound
+ * reaches the clock's reading. */
+static void impossible_stamps(void **state)
+{
+	struct fts_info in = { .size = sizeof(in) };
+	struct around early, now;
+	struct timespec raw;
+	(void)state;
+
+	setenv("FASTSTAMP_SHARED", "0", 1);
+	stamp_around(&early, 0);
+	if (early.s & FTS_STAMP_CLOCK_TAG)
+		FTS_SKIP("stamps are clock readings here (no counter in use)");
+	usleep(1500000);
+	for (int k = 0; k < NCLK; k++) {
+		int64_t ns, err;
+		assert_int_equal(fts_convert_clock(&early.s, mixed_ids[k], &ns, &err), 0);
+		if (ns + err < early.lo[k] || ns - err > early.hi[k])
+			fail_msg("clock %d: a stamp stored before the first conversion: %lld +- %lld, "
+				 "read [%lld, %lld]", k, (long long)ns, (long long)err,
+				 (long long)early.lo[k], (long long)early.hi[k]);
+	}
+	assert_int_equal(fts_get_info(&in), 0);
+	assert_true(in.counter_hz > 0);
+	stamp_around(&now, 0);
+	clock_gettime(CLOCK_MONOTONIC_RAW, &raw);
+	__int128 boot_ticks = ((__int128)raw.tv_sec + 10) * in.counter_hz +
+			      (__int128)raw.tv_nsec * in.counter_hz / 1000000000;
+	fast_timestamp_t bad[4] = { now.s + in.counter_hz, INT64_MAX, 0, 0 };
+	int nbad = 2;
+	if (boot_ticks < (__int128)now.s) {   /* and counter 0, earlier still */
+		bad[nbad++] = now.s - (uint64_t)boot_ticks;
+		nbad++;
+	} else {
+		print_message("the counter started less than 10 s before the boot: no stamp "
+			      "before the boot to try\n");
+	}
+	for (int k = 0; k < NCLK; k++) {
+		for (int i = 0; i < nbad; i++) {
+			int64_t ns = 42, err = 43, arr[2] = { 42, 42 };
+			fast_timestamp_t two[2] = { now.s, bad[i] };
+			errno = 0;
+			if (fts_convert_clock(&bad[i], mixed_ids[k], &ns, &err) != -1 || errno != ERANGE)
+				fail_msg("clock %d: stamp %#llx (now %#llx): %lld +- %lld, errno %d", k,
+					 (unsigned long long)bad[i], (unsigned long long)now.s,
+					 (long long)ns, (long long)err, errno);
+			assert_true(ns == 42 && err == 43);
+			errno = 0;
+			assert_int_equal(fts_convert_array_clock(two, 2, mixed_ids[k], arr, NULL), -1);
+			assert_int_equal(errno, ERANGE);
+		}
+	}
+	{
+		struct timespec ts;
+		int64_t d;
+		fast_timestamp_t t = FTS_STAMP_CLOCK_TAG | 5;
+		errno = 0;
+		assert_int_equal(fast_timestamp_to_timespec(&bad[1], &ts), -1);
+		assert_int_equal(errno, ERANGE);
+		errno = 0;
+		assert_int_equal(fts_diff_ns(&t, &bad[1], &d), -1);
+		assert_int_equal(errno, ERANGE);
+	}
+}
+
 struct remote { struct fts__sbracket *b; int cpu; };
 
 static void *remote_take(void *arg)
@@ -369,6 +437,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(timeval_between_gettimeofday),
 		cmocka_unit_test(sampler_period),
 		cmocka_unit_test(null_bounds_mixed),
+		cmocka_unit_test(impossible_stamps),
 	};
 	return fts_test_run(tests, argc, argv);
 }

@@ -523,6 +523,52 @@ static void rule11_bridge(void **state)
 	assert_int_equal(fts__bridge(&fwd, &bwd, 99000, &ns, NULL), 0);
 }
 
+/* Rule 15, a history: a counter value is within reach no further before its first or
+ * past its newest sample than the history is long, or the floor where that is more. */
+static void rule15_reach_history(void **state)
+{
+	(void)state;
+	/* a history of 1000..3000: reaches 2000 either way */
+	assert_true(fts__reach_history(1000, 3000, 10, 2000));
+	assert_true(fts__reach_history(1000, 3000, 10, 5000));
+	assert_false(fts__reach_history(1000, 3000, 10, 5001));
+	assert_true(fts__reach_history(3000, 5000, 10, 1000));
+	assert_false(fts__reach_history(3000, 5000, 10, 999));
+	/* a short one reaches the floor */
+	assert_true(fts__reach_history(1000, 1010, 500, 1510));
+	assert_false(fts__reach_history(1000, 1010, 500, 1511));
+	assert_true(fts__reach_history(1000, 1010, 500, 500));
+	assert_false(fts__reach_history(1000, 1010, 500, 499));
+	/* one sample's worth, and the ends of the counter, without overflow */
+	assert_true(fts__reach_history(7, 7, 0, 7));
+	assert_false(fts__reach_history(7, 7, 0, 8));
+	assert_false(fts__reach_history(UINT64_MAX - 10, UINT64_MAX - 5, 1, 0));
+	assert_false(fts__reach_history(5, 10, 1, UINT64_MAX));
+	assert_true(fts__reach_history(0, UINT64_MAX, 0, UINT64_MAX));
+	assert_true(fts__reach_history(5, 10, UINT64_MAX, UINT64_MAX));
+	assert_true(fts__reach_history(UINT64_MAX - 10, UINT64_MAX - 5, UINT64_MAX, 0));
+}
+
+/* Rule 15, the live process: a stamp whose CLOCK_MONOTONIC_RAW reading is certainly
+ * negative is from before the boot; one past the counter read the conversion takes by
+ * more than the allowance is from the future. */
+static void rule15_reach_live(void **state)
+{
+	(void)state;
+	/* before the boot: only where even the bound's top is negative */
+	assert_false(fts__reach_live(5, -1000, 999, UINT64_MAX, 0));
+	assert_true(fts__reach_live(5, -1000, 1000, UINT64_MAX, 0));
+	assert_true(fts__reach_live(5, 0, 0, UINT64_MAX, 0));
+	assert_false(fts__reach_live(5, INT64_MIN, 0, UINT64_MAX, 0));
+	assert_true(fts__reach_live(5, INT64_MIN + 1, INT64_MAX, UINT64_MAX, 0));
+	/* the future: up to ahead past now */
+	assert_true(fts__reach_live(1000, 0, 0, 2000, 0));
+	assert_true(fts__reach_live(2100, 0, 0, 2000, 100));
+	assert_false(fts__reach_live(2101, 0, 0, 2000, 100));
+	assert_false(fts__reach_live(UINT64_MAX, 0, 0, 2000, UINT64_MAX - 2001));
+	assert_true(fts__reach_live(UINT64_MAX, 0, 0, 2000, UINT64_MAX));
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -540,6 +586,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(rule10_merge_covers),
 		cmocka_unit_test(rule10_merges_by_cost),
 		cmocka_unit_test(rule11_bridge),
+		cmocka_unit_test(rule15_reach_history),
+		cmocka_unit_test(rule15_reach_live),
 	};
 	return fts_test_run(tests, argc, argv);
 }
