@@ -173,7 +173,8 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
 /* fast_timestamp_to_timespec - what clock_gettime(CLOCK_REALTIME) read at *stamp.
  *
  * Returns 0, or -1 with errno: EINVAL (a NULL pointer, or a counter stamp on a build
- * without a counter), ERANGE (the time does not fit), ENOMEM (no memory for the
+ * without a counter), ERANGE (the time does not fit; or a counter stamp this process
+ * cannot have stored, from before the boot or past now: rule 15), ENOMEM (no memory for the
  * history), EAGAIN or the clock's error (no calibration sample could be taken and
  * there is no history yet).
  * Cost, on a 2-vCPU x86_64 VM with kvm-clock (clock_gettime 26 ns): ~17-22 ns for a
@@ -349,13 +350,15 @@ FTS__API int fts_get_info(struct fts_info *info);
  *       its own rate lies between them, the clock changed its rate there, and no
  *       step hides in it.
  *   The guarantee: for a counter value between the oldest and the newest sample, the
- *   reference read within [ns - err, ns + err] then. Outside the samples, the same
- *   holds if the clock kept the rate band of the interval at that end and did not
- *   step (the process clock checks that with a clock read after a fresh stamp).
+ *   reference read within [ns - err, ns + err] then. Outside the samples, within the
+ *   history's reach (rule 15), the same holds if the clock kept the rate band of the
+ *   interval at that end and did not step (the process clock checks that with a clock
+ *   read after a fresh stamp); beyond its reach, no answer (ERANGE).
  *
  *   The rules that give it, each a function of src/estimate.c (rule 11: history.h;
  *   rule 12: src/convert.c; rule 13: src/clock.c, tested in tests/test_faults.c; rule
- *   14: src/tagged.c, tests/test_tagged.c)
+ *   14: src/tagged.c, tests/test_tagged.c; rule 15: src/estimate.c, applied by
+ *   src/history.c and src/convert.c)
  *   with its own test (tests/test_rules.c):
  *   1  a sample read ref_ns somewhere within its bracket: at the bracket's middle the
  *      reading is ref_ns within half the bracket at the fastest rate, plus 1 ns;
@@ -416,6 +419,18 @@ FTS__API int fts_get_info(struct fts_info *info);
  *      that two histories may hold (from the first read of the later one back by the
  *      interval between them, by CLOCK_MONOTONIC_RAW) converts with both, the bound
  *      covering both answers.
+ *   15 (reach) a history speaks for the counter values inside it and, beyond each end,
+ *      for as far again as it is long, and at least 1 s: further out the band (P2),
+ *      measured over the history, would be carried over more than was ever seen, and
+ *      fts_calib_convert() (and so a history file, `faststamp convert`) gives ERANGE.
+ *      The process clock knows the boot and now instead: a counter stamp is ERANGE
+ *      there when it precedes the boot (its CLOCK_MONOTONIC_RAW reading, bound
+ *      included, is negative) or lies past the counter read the conversion takes
+ *      after it by more than 1 ms plus the offsets between CPUs found
+ *      (fts_info.cpu_skew_ns); a stamp on rule 12's line, which takes no counter
+ *      read, may lie up to the line's end (10 ms past the read that made it). Any
+ *      stamp the process stored since the boot converts, however long before its
+ *      first sample (fts_clock_start).
  *   An interval is settled (rules 3-5 final) once five more samples follow it; until
  *   then it is published on its own, with what is known, and rebuilt at each add.
  *
@@ -469,7 +484,9 @@ FTS__API int fts_calib_add(struct fts_calib *c, uint64_t before, int64_t ref_ns,
 /* fts_calib_convert - reference time at counter, and its bound.
  * *ref_ns is the estimate; *err_ns >= 0 bounds it (see above). err_ns may be NULL.
  * Returns 0, or -1 with errno: EINVAL (c or ref_ns NULL), ENODATA (fewer than two
- * samples), ERANGE (the time or its bound does not fit an int64_t). Cost: ~10 ns for a
+ * samples), ERANGE (the time or its bound does not fit an int64_t; or counter lies
+ * beyond the history's reach, rule 15: further before its oldest or past its newest
+ * knot than max(the history's span, 1 s)). Cost: ~10 ns for a
  * recent counter value; ~300 ns for a random one from a day-long history, where the
  * look-up misses the caches (one miss costs ~165 ns on the VM measured). */
 FTS__API int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_ns,
@@ -549,7 +566,9 @@ FTS__API int fts_clock_save(int fd);
  * or any other, fails with EBUSY and changes nothing in it. A call that fails leaves
  * nothing behind: a file it created is removed, a file it found is left as it was.
  * A child of fork(2) does not write to its parent's record. path NULL stops recording
- * (the buffer is written, the file closed, the lock released).
+ * after a last sample, so that every stamp stored while recording lies inside the
+ * file's history, none past its end (the buffer is written, the file closed, the lock
+ * released).
  * Returns 0, or -1 with errno: EEXIST, EBUSY (this process records already: stop
  * first; or another recorder holds the file), ENOTSUP (no counter in use: a build
  * without one, or the generic backend chosen at start, by FASTSTAMP_BACKEND=generic or

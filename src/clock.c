@@ -969,6 +969,10 @@ int fts_clock_record(const char *path)
 
 	if (!path) {
 		pthread_mutex_lock(&fts__pc_lock);
+		/* a last sample, so that every stamp stored while recording lies inside what
+		 * the file holds, not past its end (a failed one leaves the file as it was) */
+		if (fts__record_on())
+			(void)sample_locked(NULL);
 		rc = fts__record_stop();
 		pthread_mutex_unlock(&fts__pc_lock);
 		return rc ? fts__fail(rc) : 0;

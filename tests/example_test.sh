@@ -33,6 +33,9 @@ grep -q '(this boot)' "$work/summary" || fail "history does not see this boot: $
 "$tool" convert --history "$work/clock.fth" --in "$work/events.bin" --binary --format ns --bound \
   > "$work/times" || fail "faststamp convert exited $?"
 [ "$(wc -l < "$work/times")" -eq 20000 ] || fail "$(wc -l < "$work/times") times, not 20000"
+# Every stamp was stored while recording: the record holds it (it stops with a sample).
+! grep -q extrapolated "$work/times" ||
+  fail "$(grep -c extrapolated "$work/times") stamps stored while recording lie outside the record"
 # Exact integers (python3): ns since 1970 do not fit a double (awk's) to the ns.
 paste -d ' ' "$work/times" "$work/brackets" | python3 -c '
 import sys
