@@ -201,7 +201,8 @@ FTS__API int fast_timestamp_to_timeval(const fast_timestamp_t *stamp, struct tim
  * covers sample noise, rate changes (slews) between samples and one clock step between
  * two samples; past the newest sample, one step between it and the clock read the
  * conversion takes after the stamp (rule 11).
- * Tagged CLOCK_REALTIME stamps convert exactly (*err_ns = 0).
+ * Tagged CLOCK_REALTIME stamps convert exactly (*err_ns = 0). Two conversions of one
+ * counter stamp may differ, within each other's bounds: THE MODEL says when and why.
  * Errors as fast_timestamp_to_timespec. */
 FTS__API int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns);
 
@@ -433,6 +434,24 @@ FTS__API int fts_get_info(struct fts_info *info);
  *      first sample (fts_clock_start).
  *   An interval is settled (rules 3-5 final) once five more samples follow it; until
  *   then it is published on its own, with what is known, and rebuilt at each add.
+ *
+ *   Two conversions of a stamp. Every answer holds the guarantee, so any two answers
+ *   for one stamp overlap (|ns1 - ns2| <= err1 + err2), but a later one may differ
+ *   and its bound may be wider (tens to hundreds of ns), while what the answer rests
+ *   on is still being learnt:
+ *   - a stamp past the newest sample converts with a clock read after it (rules 11,
+ *     12); once samples follow it, with them (rules 1-8);
+ *   - its interval is provisional until five more samples follow it (above);
+ *   - the run that holds it (rule 6) takes in each new interval, up to 64, and its
+ *     line and bound are fitted again to pass every sample of the run: the bound is
+ *     the line's farthest distance from all their envelopes (rule 8), so it may grow;
+ *   - at the memory limit two segments merge into one that covers both (rule 10);
+ *   - a tagged stamp on another clock converts with the reads of each call (rule 14).
+ *   Once 70 samples (64 + 5 + 1) follow the stamp's interval, its run has closed and
+ *   is a segment for good: the answer no longer changes, but at a merge (rule 10).
+ *   A history file (fts_calib_load) gives every stamp one answer in any process.
+ *   The process clock's sampler adds a sample every 100 ms: a stamp's answer settles
+ *   within ~7 s of it while conversions keep the sampler running.
  *
  * MEMORY AND COST
  *   The segments take 40 bytes each (8 of key, 32 of line and bound), in chunks of 256

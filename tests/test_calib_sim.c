@@ -277,6 +277,71 @@ static void old_stamps_after_thousands(void **state)
 	sim_free(&s);
 }
 
+/* Two conversions of one stamp (faststamp.h, THE MODEL: "Two conversions of a stamp"):
+ * converted after every sample added, each answer covers the truth, so any two overlap;
+ * an answer may move and its bound widen while the run that holds the stamp takes in
+ * intervals, and not once MAX_RUN + FINAL_AFTER + 1 (70) samples follow its interval:
+ * its run has closed and is a segment for good. A clock with slews (runs end early) and
+ * a steady one (runs of 64 intervals). */
+#define SETTLED_AFTER 70
+static void answers_of_one_stamp(void **state)
+{
+	(void)state;
+	for (int scenario = 0; scenario < 2; scenario++) {
+		struct fts_calib *c = fts_calib_new();
+		struct sim s;
+		enum { NX = 8, NS = 200 };
+		uint64_t t0 = 1000000000000ull, t = t0, x[NX];
+		int64_t lo[NX], hi[NX], first_err[NX], widest[NX], last_ns[NX], last_err[NX];
+		int at[NX], changed_late = 0;
+
+		sim_init(&s, t0, EPOCH_2026, GHZ_RATE * (1 + 37e-6L), 11 + scenario);
+		for (int i = 0; i < NS; i++) {
+			uint64_t b, a;
+			int64_t r;
+			if (scenario == 1 && i % 23 == 0)
+				sim_change(&s, t, GHZ_RATE * (1 + (i % 3) * 150e-6L), 0);
+			sim_sample(&s, t, 100, &b, &r, &a);
+			assert_int_equal(fts_calib_add(c, b, r, a), 0);
+			if (i % 10 == 5 && i / 10 < NX) {   /* a stamp in the interval after */
+				int k = i / 10;
+				x[k] = a + TICKS_10MS / 3;
+				at[k] = i;
+				lo[k] = INT64_MIN;
+				hi[k] = INT64_MAX;
+				first_err[k] = widest[k] = -1;
+			}
+			t += TICKS_10MS - TICKS_10MS / 10 + sim_uniform(&s, TICKS_10MS / 5);
+			for (int k = 0; k < NX && k * 10 + 5 <= i; k++) {
+				int64_t ns, err, truth = sim_truth(&s, x[k]);
+				assert_int_equal(fts_calib_convert(c, x[k], &ns, &err), 0);
+				if ((ns > truth ? ns - truth : truth - ns) > err)
+					fail_msg("stamp %d after sample %d: %lld +- %lld, truth %lld", k, i,
+						 (long long)ns, (long long)err, (long long)truth);
+				/* overlaps every earlier answer: inside the intersection of them all */
+				if (ns + err < lo[k] || ns - err > hi[k])
+					fail_msg("stamp %d after sample %d: no overlap with an earlier answer", k, i);
+				lo[k] = ns - err > lo[k] ? ns - err : lo[k];
+				hi[k] = ns + err < hi[k] ? ns + err : hi[k];
+				if (first_err[k] < 0)
+					first_err[k] = err;
+				widest[k] = err > widest[k] ? err : widest[k];
+				if (i > at[k] + SETTLED_AFTER && (ns != last_ns[k] || err != last_err[k]))
+					changed_late++;
+				last_ns[k] = ns;
+				last_err[k] = err;
+			}
+		}
+		for (int k = 0; k < NX; k++)
+			print_message("scenario %d stamp %d: first bound %lld, widest %lld, last %lld\n",
+				      scenario, k, (long long)first_err[k], (long long)widest[k],
+				      (long long)last_err[k]);
+		assert_int_equal(changed_late, 0);
+		fts_calib_free(c);
+		sim_free(&s);
+	}
+}
+
 /* Nothing converted, ERANGE, outputs untouched: x lies out of the history's reach. */
 static void assert_out_of_reach(const struct fts_calib *c, uint64_t x)
 {
@@ -362,6 +427,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(old_stamps_after_thousands),
 		cmocka_unit_test(extrapolation_both_ways),
 		cmocka_unit_test(extreme_counters),
+		cmocka_unit_test(answers_of_one_stamp),
 	};
 	return fts_test_run(tests, argc, argv);
 }
