@@ -284,8 +284,8 @@ static inline int locate(const struct fts_calib *c, const struct fts__pub *p, ui
 static int live_reach(int where, uint64_t x, const struct fts__line *l, const struct fresh_view *f,
 		      const struct fts__line *read)
 {
-	int64_t raw = 0, raw_err = 0, skew = fts__clock_skew_ns();
-	uint64_t now = UINT64_MAX, ahead = 0;
+	int64_t raw = 0, raw_err = 0, ahead = 0;
+	uint64_t now;
 
 	if (where < 0) {
 		const struct fts_calib *h = fts__clock_history(FTS__CLK_RAW);
@@ -298,12 +298,12 @@ static int live_reach(int where, uint64_t x, const struct fts__line *l, const st
 			return -ERANGE;   /* further back than an int64 of ns */
 	} else {
 		now = read ? read->c0 : f && x < f->line.c0 ? f->read.c0 : fts__clock_counter_now();
-		if (!now || l->mult <= 0 || l->shift > 62)
+		if (!now || x <= now || l->mult <= 0 || l->shift > 62)
 			return 0;
-		ahead = (uint64_t)(((unsigned __int128)(FTS__REACH_AHEAD_NS + (skew > 0 ? skew : 0))
-				    << l->shift) / (uint64_t)l->mult);
+		__int128 a = fts__mulshift(x - now, l->mult, l->shift);
+		ahead = a > INT64_MAX ? INT64_MAX : (int64_t)a;
 	}
-	return fts__reach_live(x, raw, raw_err, now, ahead) ? 0 : -ERANGE;
+	return fts__reach_live(raw, raw_err, ahead, fts__clock_skew_ns()) ? 0 : -ERANGE;
 }
 
 /* A stamp of the history used before this one (a copy of a shared history the clock

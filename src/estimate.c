@@ -347,23 +347,23 @@ void fts__rule10_merge(uint64_t ka, const struct fts__rec *a, uint64_t kb,
 /* Rule 15: P2's band is measured over the history; carried further from it than the
  * history is long, the extrapolation (rule 9) would rest on more than was ever seen.
  * The floor keeps a short history (a few samples) useful for the stamps around it. */
-int fts__reach_history(uint64_t first, uint64_t newest, uint64_t floor, uint64_t x)
+int fts__reach_history(uint64_t first, uint64_t newest, uint64_t x, int64_t beyond_ns)
 {
-	uint64_t reach = newest - first > floor ? newest - first : floor;
+	uint64_t span = newest - first;
 
-	if (x < first)
-		return first - x <= reach;
-	return x <= newest || x - newest <= reach;
+	if ((x < first && first - x <= span) || (x >= first && (x <= newest || x - newest <= span)))
+		return 1;
+	return beyond_ns <= FTS__REACH_FLOOR_NS;
 }
 
 /* Rule 15: no stamp of this process precedes the boot (CLOCK_MONOTONIC_RAW starts at 0
  * there) or follows the conversion's own counter read (the caller stored it before the
  * call), beyond what the counters of other CPUs may be ahead of this one's. A caller
- * passes what it knows: 0 and 0 for the reading of a stamp after the history's first
- * sample, UINT64_MAX for now before it. */
-int fts__reach_live(uint64_t x, int64_t raw_ns, int64_t raw_err, uint64_t now, uint64_t ahead)
+ * passes what it knows: a stamp after the history's first sample reads 0 +- 0 for all
+ * it matters, one before it lies 0 ns ahead. */
+int fts__reach_live(int64_t raw_ns, int64_t raw_err, int64_t ahead_ns, int64_t skew_ns)
 {
 	if ((__int128)raw_ns + raw_err < 0)
 		return 0;
-	return x <= now || x - now <= ahead;
+	return ahead_ns <= FTS__REACH_AHEAD_NS + (skew_ns > 0 ? skew_ns : 0);
 }

@@ -134,13 +134,16 @@ void fts__rule10_merge(uint64_t ka, const struct fts__rec *a, uint64_t kb,
  * cannot see (~0.6 us), far below any wrong value worth catching. */
 #define FTS__REACH_AHEAD_NS 1000000
 /* Rule 15, a history of counter values [first, newest] (first <= newest): is x within
- * its reach, no further before first or past newest than max(newest - first, floor)? */
-int fts__reach_history(uint64_t first, uint64_t newest, uint64_t floor, uint64_t x);
-/* Rule 15, the live process: may counter stamp x have been stored since the boot? Not
- * if its CLOCK_MONOTONIC_RAW reading is certainly negative (raw_ns + raw_err < 0), nor
- * if it lies past now, the counter read the conversion takes after it, by more than
- * ahead ticks. */
-int fts__reach_live(uint64_t x, int64_t raw_ns, int64_t raw_err, uint64_t now, uint64_t ahead);
+ * its reach, no further before first or past newest than the history is long, or than
+ * FTS__REACH_FLOOR_NS? beyond_ns: how far x lies outside, in ns at the history's rate
+ * (read only when x lies further out than the history is long). */
+int fts__reach_history(uint64_t first, uint64_t newest, uint64_t x, int64_t beyond_ns);
+/* Rule 15, the live process: may a counter stamp have been stored since the boot and
+ * before the conversion? Not if its CLOCK_MONOTONIC_RAW reading is certainly negative
+ * (raw_ns + raw_err < 0), nor if it lies past the counter read the conversion takes
+ * after it by ahead_ns, more than FTS__REACH_AHEAD_NS and skew_ns (the offsets between
+ * CPUs found). */
+int fts__reach_live(int64_t raw_ns, int64_t raw_err, int64_t ahead_ns, int64_t skew_ns);
 
 /* v rounded to an int64, saturating at +-2^62 (0 for NaN). */
 int64_t fts__round_i64(double v);

@@ -10,24 +10,41 @@
 #include "calib.h"
 #include "estimate.h"
 
-static int pub_read(const struct fts_calib *c, uint64_t *newest, uint64_t *first, size_t *n);
+/* The state published now, copied whole (what a reader needs to count and range):
+ * 0, or -EAGAIN (fts__latch_again). */
+static int pub_read(const struct fts_calib *c, uint64_t *newest, uint64_t *first, size_t *n)
+{
+	struct fts__reading rd = { 0 };
+	int again;
+
+	do {
+		const struct fts__pub *p = fts__latch_read(c, &rd);
+		*newest = FTS__LD(p->newest);
+		*first = FTS__LD(p->head.key);
+		*n = (size_t)FTS__LD(p->nfinal) + FTS__LD(p->nprov);
+	} while ((again = fts__latch_again(c, &rd)) > 0);
+	if (!*newest)
+		*n = 0;
+	return again;
+}
 
 /* Rule 15 for x outside history c, l the line found for it: 0, or -ERANGE past its
- * reach (the floor in ticks at l's rate), -EAGAIN (fts__latch_again). */
+ * reach (its distance at l's rate), -EAGAIN (fts__latch_again). */
 static int reach(const struct fts_calib *c, const struct fts__line *l, uint64_t x)
 {
-	uint64_t first, newest, floor = UINT64_MAX;
+	uint64_t first, newest;
+	__int128 beyond;
 	size_t n;
 	int rc;
 
 	if ((rc = pub_read(c, &newest, &first, &n)) < 0)
 		return rc;
-	if (l->mult != 0 && l->shift <= 62) {
-		unsigned __int128 f = ((unsigned __int128)FTS__REACH_FLOOR_NS << l->shift) /
-				      (l->mult < 0 ? -(unsigned __int128)l->mult : (unsigned __int128)l->mult);
-		floor = f > UINT64_MAX ? UINT64_MAX : (uint64_t)f;
-	}
-	return !n || fts__reach_history(first, newest, floor, x) ? 0 : -ERANGE;
+	if (!n || l->shift > 62)
+		return 0;
+	beyond = fts__mulshift(x < first ? first - x : x > newest ? x - newest : 0, l->mult, l->shift);
+	beyond = beyond < 0 ? -beyond : beyond;
+	return fts__reach_history(first, newest, x, beyond > INT64_MAX ? INT64_MAX : (int64_t)beyond)
+		       ? 0 : -ERANGE;
 }
 
 int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_ns,
@@ -50,24 +67,6 @@ int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_
 	if (err_ns)
 		*err_ns = err;
 	return 0;
-}
-
-/* The state published now, copied whole (what a reader needs to count and range):
- * 0, or -EAGAIN (fts__latch_again). */
-static int pub_read(const struct fts_calib *c, uint64_t *newest, uint64_t *first, size_t *n)
-{
-	struct fts__reading rd = { 0 };
-	int again;
-
-	do {
-		const struct fts__pub *p = fts__latch_read(c, &rd);
-		*newest = FTS__LD(p->newest);
-		*first = FTS__LD(p->head.key);
-		*n = (size_t)FTS__LD(p->nfinal) + FTS__LD(p->nprov);
-	} while ((again = fts__latch_again(c, &rd)) > 0);
-	if (!*newest)
-		*n = 0;
-	return again;
 }
 
 size_t fts_calib_count(const struct fts_calib *c)

@@ -524,49 +524,49 @@ static void rule11_bridge(void **state)
 }
 
 /* Rule 15, a history: a counter value is within reach no further before its first or
- * past its newest sample than the history is long, or the floor where that is more. */
+ * past its newest sample than the history is long, or 1 s (FTS__REACH_FLOOR_NS) where
+ * that is more. */
 static void rule15_reach_history(void **state)
 {
+	const int64_t far = FTS__REACH_FLOOR_NS + 1;
 	(void)state;
-	/* a history of 1000..3000: reaches 2000 either way */
-	assert_true(fts__reach_history(1000, 3000, 10, 2000));
-	assert_true(fts__reach_history(1000, 3000, 10, 5000));
-	assert_false(fts__reach_history(1000, 3000, 10, 5001));
-	assert_true(fts__reach_history(3000, 5000, 10, 1000));
-	assert_false(fts__reach_history(3000, 5000, 10, 999));
-	/* a short one reaches the floor */
-	assert_true(fts__reach_history(1000, 1010, 500, 1510));
-	assert_false(fts__reach_history(1000, 1010, 500, 1511));
-	assert_true(fts__reach_history(1000, 1010, 500, 500));
-	assert_false(fts__reach_history(1000, 1010, 500, 499));
+	/* a history of 1000..3000 reaches 2000 either way, however far that is in ns */
+	assert_true(fts__reach_history(1000, 3000, 2000, far));
+	assert_true(fts__reach_history(1000, 3000, 5000, far));
+	assert_false(fts__reach_history(1000, 3000, 5001, far));
+	assert_true(fts__reach_history(3000, 5000, 1000, far));
+	assert_false(fts__reach_history(3000, 5000, 999, far));
+	/* beyond its span, as far as the floor */
+	assert_true(fts__reach_history(3000, 5000, 999, FTS__REACH_FLOOR_NS));
+	assert_true(fts__reach_history(1000, 3000, 5001, FTS__REACH_FLOOR_NS));
 	/* one sample's worth, and the ends of the counter, without overflow */
-	assert_true(fts__reach_history(7, 7, 0, 7));
-	assert_false(fts__reach_history(7, 7, 0, 8));
-	assert_false(fts__reach_history(UINT64_MAX - 10, UINT64_MAX - 5, 1, 0));
-	assert_false(fts__reach_history(5, 10, 1, UINT64_MAX));
-	assert_true(fts__reach_history(0, UINT64_MAX, 0, UINT64_MAX));
-	assert_true(fts__reach_history(5, 10, UINT64_MAX, UINT64_MAX));
-	assert_true(fts__reach_history(UINT64_MAX - 10, UINT64_MAX - 5, UINT64_MAX, 0));
+	assert_true(fts__reach_history(7, 7, 7, far));
+	assert_false(fts__reach_history(7, 7, 8, far));
+	assert_false(fts__reach_history(UINT64_MAX - 10, UINT64_MAX - 5, 0, far));
+	assert_false(fts__reach_history(5, 10, UINT64_MAX, INT64_MAX));
+	assert_true(fts__reach_history(0, UINT64_MAX, UINT64_MAX, far));
+	assert_true(fts__reach_history(1, UINT64_MAX, 0, far));
 }
 
 /* Rule 15, the live process: a stamp whose CLOCK_MONOTONIC_RAW reading is certainly
  * negative is from before the boot; one past the counter read the conversion takes by
- * more than the allowance is from the future. */
+ * more than 1 ms (FTS__REACH_AHEAD_NS) and the offsets between CPUs is from the future. */
 static void rule15_reach_live(void **state)
 {
 	(void)state;
 	/* before the boot: only where even the bound's top is negative */
-	assert_false(fts__reach_live(5, -1000, 999, UINT64_MAX, 0));
-	assert_true(fts__reach_live(5, -1000, 1000, UINT64_MAX, 0));
-	assert_true(fts__reach_live(5, 0, 0, UINT64_MAX, 0));
-	assert_false(fts__reach_live(5, INT64_MIN, 0, UINT64_MAX, 0));
-	assert_true(fts__reach_live(5, INT64_MIN + 1, INT64_MAX, UINT64_MAX, 0));
-	/* the future: up to ahead past now */
-	assert_true(fts__reach_live(1000, 0, 0, 2000, 0));
-	assert_true(fts__reach_live(2100, 0, 0, 2000, 100));
-	assert_false(fts__reach_live(2101, 0, 0, 2000, 100));
-	assert_false(fts__reach_live(UINT64_MAX, 0, 0, 2000, UINT64_MAX - 2001));
-	assert_true(fts__reach_live(UINT64_MAX, 0, 0, 2000, UINT64_MAX));
+	assert_false(fts__reach_live(-1000, 999, 0, 0));
+	assert_true(fts__reach_live(-1000, 1000, 0, 0));
+	assert_true(fts__reach_live(0, 0, 0, 0));
+	assert_false(fts__reach_live(INT64_MIN, 0, 0, 0));
+	assert_true(fts__reach_live(INT64_MIN + 1, INT64_MAX, 0, 0));
+	/* the future: up to 1 ms and the skew past the read */
+	assert_true(fts__reach_live(5, 0, FTS__REACH_AHEAD_NS, 0));
+	assert_false(fts__reach_live(5, 0, FTS__REACH_AHEAD_NS + 1, 0));
+	assert_true(fts__reach_live(5, 0, FTS__REACH_AHEAD_NS + 700, 700));
+	assert_false(fts__reach_live(5, 0, FTS__REACH_AHEAD_NS + 701, 700));
+	assert_false(fts__reach_live(5, 0, FTS__REACH_AHEAD_NS + 1, -1));   /* skew unknown */
+	assert_false(fts__reach_live(5, 0, INT64_MAX, 0));
 }
 
 int main(int argc, char **argv)
