@@ -174,9 +174,9 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
  *
  * Returns 0, or -1 with errno: EINVAL (a NULL pointer, or a counter stamp on a build
  * without a counter), ERANGE (the time does not fit; or a counter stamp this process
- * cannot have stored, from before the boot or past now: rule 15), ENOMEM (no memory for the
- * history), EAGAIN or the clock's error (no calibration sample could be taken and
- * there is no history yet).
+ * cannot have stored, from before the boot or past now: rule 15), ENOMEM (no memory
+ * for the history), EAGAIN or the clock's error (no calibration sample could be taken
+ * and there is no history yet).
  * Cost, on a 2-vCPU x86_64 VM with kvm-clock (clock_gettime 26 ns): ~17-22 ns for a
  * stamp inside the history (recent or a day old); ~28 ns for a fresh one, stored and
  * converted at once (1.07x clock_gettime: rule 12's line and one coarse clock read);
@@ -265,11 +265,11 @@ FTS__API int fts_diff_ns(const fast_timestamp_t *earlier, const fast_timestamp_t
 
 /* fts_clock_start - calibrate now rather than at the first conversion.
  *
- * Optional. Stamps taken before the first sample are converted by extrapolating
- * backwards, with a bound that grows with their age; a program that stores many stamps
- * long before it converts any calls this at start-up. Starts the background sampler
- * (which exits after 10 s without conversions). Returns 0, or -1 with errno (EAGAIN:
- * the system clock failed). Not async-signal-safe. */
+ * Optional. Stamps taken before the first sample (since the boot: rule 15) are
+ * converted by extrapolating backwards, with a bound that grows with their age; a
+ * program that stores many stamps long before it converts any calls this at start-up.
+ * Starts the background sampler (which exits after 10 s without conversions). Returns
+ * 0, or -1 with errno (EAGAIN: the system clock failed). Not async-signal-safe. */
 FTS__API int fts_clock_start(void);
 
 /* What the process clock runs on; filled by fts_get_info(). */
@@ -336,9 +336,10 @@ FTS__API int fts_get_info(struct fts_info *info);
 /* ---- Calibration histories: map any counter to any reference clock ----------------
  *
  * A struct fts_calib holds samples (before, ref_ns, after): the reference clock read
- * ref_ns while the counter went from before to after. It converts any counter value to
- * the reference's reading then, with a bound. The process clock behind
- * fast_timestamp_to_*() is one of these; a NIC or GPU clock can be mapped with another.
+ * ref_ns while the counter went from before to after. It converts any counter value
+ * within its reach (rule 15) to the reference's reading then, with a bound. The
+ * process clock behind fast_timestamp_to_*() is one of these; a NIC or GPU clock can
+ * be mapped with another.
  *
  * THE MODEL
  *   What the reference may do between two consecutive samples (an interval):
@@ -502,10 +503,10 @@ FTS__API int fts_calib_add(struct fts_calib *c, uint64_t before, int64_t ref_ns,
 
 /* fts_calib_convert - reference time at counter, and its bound.
  * *ref_ns is the estimate; *err_ns >= 0 bounds it (see above). err_ns may be NULL.
+ * A counter value beyond the history's reach (rule 15: further before its oldest or
+ * past its newest knot than max(the history's span, 1 s)) is ERANGE.
  * Returns 0, or -1 with errno: EINVAL (c or ref_ns NULL), ENODATA (fewer than two
- * samples), ERANGE (the time or its bound does not fit an int64_t; or counter lies
- * beyond the history's reach, rule 15: further before its oldest or past its newest
- * knot than max(the history's span, 1 s)). Cost: ~10 ns for a
+ * samples), ERANGE (the time or its bound does not fit an int64_t). Cost: ~10 ns for a
  * recent counter value; ~300 ns for a random one from a day-long history, where the
  * look-up misses the caches (one miss costs ~165 ns on the VM measured). */
 FTS__API int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_ns,
