@@ -172,11 +172,12 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
 
 /* fast_timestamp_to_timespec - what clock_gettime(CLOCK_REALTIME) read at *stamp.
  *
+ * A counter stamp this process cannot have stored (from before the boot, or past now:
+ * rule 15) is ERANGE.
  * Returns 0, or -1 with errno: EINVAL (a NULL pointer, or a counter stamp on a build
- * without a counter), ERANGE (the time does not fit; or a counter stamp this process
- * cannot have stored, from before the boot or past now: rule 15), ENOMEM (no memory
- * for the history), EAGAIN or the clock's error (no calibration sample could be taken
- * and there is no history yet).
+ * without a counter), ERANGE (the time does not fit), ENOMEM (no memory for the
+ * history), EAGAIN or the clock's error (no calibration sample could be taken and
+ * there is no history yet).
  * Cost, on a 2-vCPU x86_64 VM with kvm-clock (clock_gettime 26 ns): ~17-22 ns for a
  * stamp inside the history (recent or a day old); ~28 ns for a fresh one, stored and
  * converted at once (1.07x clock_gettime: rule 12's line and one coarse clock read);
