@@ -300,7 +300,9 @@ struct fts_info {
 	 * first conversion. */
 	char history_source[16];
 	char history_path[256];  /* the shared history's socket ("" for the process's own;
-				  * in the publisher, the socket it publishes at) */
+				  * in the publisher, the socket it publishes at; before the
+				  * first conversion, the one it will look for, "" for
+				  * FASTSTAMP_SHARED=0) */
 	char history_note[240];  /* why the shared one is not used, "" while it is or
 				  * before the first conversion looked */
 	/* The counter across CPUs, where the kernel keeps time with a clock computed from
