@@ -325,12 +325,14 @@ struct fts_info {
 #define FTS_INFO_MIN_SIZE offsetof(struct fts_info, samples)
 
 /* fts_get_info - describe the backend and the process history.
- * info->size must be set, to at least FTS_INFO_MIN_SIZE (sizeof(struct fts_info) for
- * a program built against this header). Only whole fields that end within info->size
- * are written: a program built against an older, smaller struct gets the fields it
- * knows; a size ending inside a field leaves that field and the rest untouched.
- * Measures the counter frequency on first use (~10 ms). Returns 0, or -1 with errno
- * EINVAL (NULL, or size below FTS_INFO_MIN_SIZE). Not async-signal-safe. */
+ * info->size must be set, to sizeof(struct fts_info) (struct fts_info in = { .size =
+ * sizeof(in) };). Only whole fields that end within info->size are written: a program
+ * built against an older, smaller struct gets the fields it knows; a size ending
+ * inside a field leaves that field and the rest untouched. A size never set is
+ * refused, not guessed at: check the return value, the struct is not written then.
+ * Measures the counter frequency on first use (milliseconds). Returns 0, or -1 with
+ * errno EINVAL (NULL; size below FTS_INFO_MIN_SIZE, as 0 in a zeroed struct; or above
+ * 64 KiB, which no struct fts_info reaches: stack garbage). Not async-signal-safe. */
 FTS__API int fts_get_info(struct fts_info *info);
 
 /* ---- Calibration histories: map any counter to any reference clock ----------------
