@@ -12,6 +12,8 @@ cmake -S "$FTS_TOP" -B "$b" -DCMAKE_BUILD_TYPE=Release -DFASTSTAMP_WERROR=ON -DB
 cmake --build "$b" -j"$(nproc)"
 cmake --install "$b" --prefix "$p"
 [ ! -e "$FTS_OUT/prefix-configured" ] || { echo "cmake --install --prefix wrote to the configured prefix"; exit 1; }
+grep -q "^ExecStart=$p/bin/faststamp " "$p/lib/systemd/system/faststamp.service" ||
+  { echo "faststamp.service does not run $p/bin/faststamp: $(grep ExecStart= "$p/lib/systemd/system/faststamp.service")"; exit 1; }
 lib=$(dirname "$(find "$p" -name libfaststamp.so -print -quit)")
 for f in include/faststamp.h include/faststamp/arch.h include/faststamp/config.h \
          include/faststamp/x86_64.h bin/faststamp share/man/man1/faststamp.1 share/man/man3/faststamp.3 \
