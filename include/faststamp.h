@@ -20,12 +20,13 @@
  *   time with the TSC (clocksource tsc) or with a clock it computes from it (kvm-clock,
  *   hyperv_clocksource_tsc_page, xen: most virtual machines). With those the kernel does
  *   not compare the CPUs' TSCs, so the first calibration does: a warp test between the
- *   first CPU and each other one (0.2-0.9 ms on 2 idle vCPUs; up to 1 s a pair on a
- *   loaded machine). A warp wider than a sample's bracket sends new stamps to
+ *   first CPU and each other one (under a millisecond a pair on idle CPUs; up to 1 s a
+ *   pair on a loaded machine). A warp wider than a sample's bracket sends new stamps to
  *   clock_gettime and adds the offsets seen to the bounds of those taken before; later,
  *   the sampler thread moves to the next CPU each round and an offset it finds is a
  *   counter fault (stamps taken on that CPU since it went off, at most one round per
- *   CPU, are not covered, nor offsets under ~0.6 us). fts_info.proof tells.
+ *   CPU, are not covered, nor offsets under 0.6 us: the check's 500 ns and 1 ppm of a
+ *   round). fts_info.proof tells.
  *   Nothing else happens until the first conversion, which finds a history to convert
  *   with:
  *   - the machine's, when `faststamp serve` publishes one (FASTSTAMP_SHARED names its
@@ -136,8 +137,9 @@ static inline fast_timestamp_t fts__clock_stamp_inline(void)
  * On x86_64 that is lfence; rdtsc. Falls back to clock_gettime(CLOCK_REALTIME) when the
  * counter is not trusted (see fts_get_info()).
  *
- * Cost: ~19 ns on a 2.6 GHz x86_64 VM (lfence; rdtsc ~19, rdtsc alone ~10,
- * clock_gettime ~23).
+ * Cost: the ordered counter read and nothing measurable around it (tens of ns; where the
+ * kernel keeps time with the TSC, about what clock_gettime costs, whose vDSO runs the
+ * same lfence; rdtsc). Figures: docs/benchmarks.md.
  * Never fails, never sets errno, no set-up needed. Async-signal-safe.
  * stamp must be a valid pointer (it is not checked, as with gettimeofday()). */
 static inline void store_fast_timestamp(fast_timestamp_t *stamp)
@@ -157,7 +159,8 @@ static inline void store_fast_timestamp(fast_timestamp_t *stamp)
  * completed, so it can be a few ns earlier than program order suggests; consecutive
  * relaxed stores in one thread still never go backwards. Use it in loops that stamp
  * many items in a row (packets from one batch) where causality against other threads'
- * stamps does not matter. Cost: the bare counter read (~10 ns on x86_64).
+ * stamps does not matter. Cost: the bare counter read (about half the ordered one on
+ * x86_64).
  * Never fails, never sets errno. Async-signal-safe. */
 static inline void fts_store_relaxed(fast_timestamp_t *stamp)
 {
@@ -178,17 +181,16 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
  * without a counter), ERANGE (the time does not fit), ENOMEM (no memory for the
  * history), EAGAIN or the clock's error (no calibration sample could be taken and
  * there is no history yet).
- * Cost, on a 2-vCPU x86_64 VM with kvm-clock (clock_gettime 26 ns): ~17-22 ns for a
- * stamp inside the history (recent or a day old); ~28 ns for a fresh one, stored and
- * converted at once (1.07x clock_gettime: rule 12's line and one coarse clock read);
- * ~50 ns for one stored before the last clock read but past the newest sample (the
- * bridge to that read, rule 11); after idle, a fresh one costs 0.8-2.4x the first
- * clock_gettime after the same idle (cache and TLB misses: faststamp bench); the
- * first conversion in a process ~0.5 ms with the machine's shared history (median of
- * 9 fresh processes on a 2-vCPU VM with other work running; most of it is the
- * socket's round trip to serve's answering thread and the first fault on the mapping;
- * ~45 us when it was a mapped file), ~6 ms calibrating its own, every clock's
- * history (see OVERVIEW; faststamp bench). Thread-safe, not async-signal-safe. */
+ * Cost: about one clock_gettime (tens of ns) for a stamp inside the history, recent or
+ * a day old; the same for a fresh one, stored and converted at once (rule 12's line
+ * and one coarse clock read); a few times that for one stored before the last clock
+ * read but past the newest sample (the bridge to that read, rule 11); after idle, a
+ * fresh one pays cache and TLB misses, as the first clock_gettime after the same idle
+ * does. The first conversion in a process: hundreds of us with the machine's shared
+ * history (mostly the socket's round trip to serve's answering thread and the first
+ * fault on the mapping), a few ms calibrating its own, every clock's history (see
+ * OVERVIEW). Figures: docs/benchmarks.md (faststamp bench). Thread-safe, not
+ * async-signal-safe. */
 FTS__API int fast_timestamp_to_timespec(const fast_timestamp_t *stamp, struct timespec *ts);
 
 /* fast_timestamp_to_timeval - what gettimeofday() read at *stamp (microseconds,
@@ -209,8 +211,8 @@ FTS__API int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *er
 
 /* fts_convert_array - convert n stamps at once: ns[i] (and err_ns[i] unless err_ns is
  * NULL) as fts_convert would give for stamps[i]. Stamps in increasing order without
- * bounds are cheapest (~2 ns each inside the history, ~4 with bounds; a burst of fresh
- * ones on rule 12's line ~2.6 ns, ~4.6 with bounds); any order works. n == 0 succeeds. On failure
+ * bounds are cheapest (a few ns each inside the history or for a burst of fresh ones
+ * on rule 12's line, a little more with bounds); any order works. n == 0 succeeds. On failure
  * (EINVAL for NULL arrays with n > 0, ERANGE, EAGAIN) the arrays may hold part of the
  * results. */
 FTS__API int fts_convert_array(const fast_timestamp_t *stamps, size_t n, int64_t *ns,
@@ -241,8 +243,8 @@ FTS__API int fts_convert_array(const fast_timestamp_t *stamps, size_t n, int64_t
  * tagged stamp before 1970, on another clock); ENOTSUP (a counter stamp on another
  * clock through the shared history of an earlier build's publisher, which holds
  * CLOCK_REALTIME's alone).
- * Cost: 1.0-1.1x fts_convert's for the same stamp, single or batched (faststamp
- * bench, 2-vCPU kvm-clock VM). Memory: a history a clock, each as CLOCK_REALTIME's
+ * Cost: about fts_convert's for the same stamp, single or batched (docs/benchmarks.md
+ * compares them). Memory: a history a clock, each as CLOCK_REALTIME's
  * (MONOTONIC_RAW's, which no slew moves, keeps few segments). Thread-safe, not
  * async-signal-safe. */
 FTS__API int fts_convert_clock(const fast_timestamp_t *stamp, clockid_t clock, int64_t *ns,
@@ -260,7 +262,7 @@ FTS__API int fts_convert_array_clock(const fast_timestamp_t *stamps, size_t n, c
  * Two counter stamps: the tick difference at the counter's measured frequency, like
  * CLOCK_MONOTONIC_RAW (clock steps and slews do not enter). Otherwise the difference
  * of their CLOCK_REALTIME conversions. Errors: EINVAL (NULL), ERANGE, EAGAIN.
- * Cost: a multiply once the frequency is known (the first call measures it, ~10 ms). */
+ * Cost: a multiply once the frequency is known (the first call measures it, for 10 ms). */
 FTS__API int fts_diff_ns(const fast_timestamp_t *earlier, const fast_timestamp_t *later,
 			 int64_t *ns);
 
@@ -303,7 +305,9 @@ struct fts_info {
 	 * first conversion. */
 	char history_source[16];
 	char history_path[256];  /* the shared history's socket ("" for the process's own;
-				  * in the publisher, the socket it publishes at) */
+				  * in the publisher, the socket it publishes at; before the
+				  * first conversion, the one it will look for, "" for
+				  * FASTSTAMP_SHARED=0) */
 	char history_note[240];  /* why the shared one is not used, "" while it is or
 				  * before the first conversion looked */
 	/* The counter across CPUs, where the kernel keeps time with a clock computed from
@@ -326,12 +330,14 @@ struct fts_info {
 #define FTS_INFO_MIN_SIZE offsetof(struct fts_info, samples)
 
 /* fts_get_info - describe the backend and the process history.
- * info->size must be set, to at least FTS_INFO_MIN_SIZE (sizeof(struct fts_info) for
- * a program built against this header). Only whole fields that end within info->size
- * are written: a program built against an older, smaller struct gets the fields it
- * knows; a size ending inside a field leaves that field and the rest untouched.
- * Measures the counter frequency on first use (~10 ms). Returns 0, or -1 with errno
- * EINVAL (NULL, or size below FTS_INFO_MIN_SIZE). Not async-signal-safe. */
+ * info->size must be set, to sizeof(struct fts_info) (struct fts_info in = { .size =
+ * sizeof(in) };). Only whole fields that end within info->size are written: a program
+ * built against an older, smaller struct gets the fields it knows; a size ending
+ * inside a field leaves that field and the rest untouched. A size never set is
+ * refused, not guessed at: check the return value, the struct is not written then.
+ * Measures the counter frequency on first use (for 10 ms). Returns 0, or -1 with
+ * errno EINVAL (NULL; size below FTS_INFO_MIN_SIZE, as 0 in a zeroed struct; or above
+ * 64 KiB, which no struct fts_info reaches: stack garbage). Not async-signal-safe. */
 FTS__API int fts_get_info(struct fts_info *info);
 
 /* ---- Calibration histories: map any counter to any reference clock ----------------
@@ -459,10 +465,10 @@ FTS__API int fts_get_info(struct fts_info *info);
  *   The segments take 40 bytes each (8 of key, 32 of line and bound), in chunks of 256
  *   taken as needed from an address range reserved at creation (twice the memory
  *   limit; reserved, not used). A day of an NTP-disciplined clock at 10 samples a
- *   second keeps about 127,000 segments (4.9 MiB, 40 bytes each); a steady clock keeps
- *   about one in seven samples. fts_calib_add costs about 0.8 us; fts_calib_convert
- *   about 10 ns for a recent counter value, about 300 ns for a random one from a day
- *   (its look-up misses the caches), on a 2.6 GHz x86_64 VM.
+ *   second keeps about one segment in seven samples: a few MiB. fts_calib_add costs
+ *   around a microsecond; fts_calib_convert ns to tens of ns for a recent counter
+ *   value, a few hundred ns for a random one from a day (about one miss to memory:
+ *   its look-up misses the caches). Figures: docs/benchmarks.md (the simulated day).
  *
  * Threads: fts_calib_add() calls on one history must be serialised by the caller;
  * fts_calib_convert() may run in any number of threads concurrently with them. An add
@@ -497,8 +503,9 @@ FTS__API void fts_calib_free(struct fts_calib *c);
  * Returns 0, or -1 with errno EINVAL and the history unchanged: c NULL, before > after,
  * before earlier than the previous sample's after, or a bracket whose midpoint is not
  * past the previous one's; ENOMEM and the history unchanged: the memory limit is
- * reached and no segment can merge, or no memory for the merge. Cost: ~0.8 us; a merge
- * at the memory limit costs O(segments) once per quarter of the room. */
+ * reached and no segment can merge, or no memory for the merge. Cost: around a
+ * microsecond; a merge at the memory limit costs O(segments) once per quarter of the
+ * room. */
 FTS__API int fts_calib_add(struct fts_calib *c, uint64_t before, int64_t ref_ns,
 			   uint64_t after);
 
@@ -507,9 +514,9 @@ FTS__API int fts_calib_add(struct fts_calib *c, uint64_t before, int64_t ref_ns,
  * A counter value beyond the history's reach (rule 15: further before its oldest or
  * past its newest knot than max(the history's span, 1 s)) is ERANGE.
  * Returns 0, or -1 with errno: EINVAL (c or ref_ns NULL), ENODATA (fewer than two
- * samples), ERANGE (the time or its bound does not fit an int64_t). Cost: ~10 ns for a
- * recent counter value; ~300 ns for a random one from a day-long history, where the
- * look-up misses the caches (one miss costs ~165 ns on the VM measured). */
+ * samples), ERANGE (the time or its bound does not fit an int64_t). Cost: ns to tens of
+ * ns for a recent counter value; about one miss to memory (a few hundred ns) for a
+ * random one from a day-long history, where the look-up misses the caches. */
 FTS__API int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_ns,
 			       int64_t *err_ns);
 
@@ -556,9 +563,9 @@ FTS__API int fts_calib_save(const struct fts_calib *c, int fd);
  * history (files of format 1, as earlier builds wrote them, are read too, without that
  * promise: faststamp-history(5)). Streams: a regular file is read 40 KB of a block at
  * a time, the history built as its bytes arrive, so a load takes the memory of the
- * history it gives and a constant, whatever the file's size (a 2-million-sample
- * record of 64 MB: 14-40 MB, its history); a pipe is read a block at a time. Allocates
- * only for blocks the file holds (1 GiB a block at most). Cost: ~2.5 us a sample. */
+ * history it gives and a constant, whatever the file's size; a pipe is read a block at
+ * a time. Allocates only for blocks the file holds (1 GiB a block at most). Cost: a
+ * few us a sample (each is added as by fts_calib_add). */
 FTS__API struct fts_calib *fts_calib_load(int fd);
 
 /* fts_clock_save - write the process clock's history, now, to fd (as fts_calib_save,

@@ -29,22 +29,30 @@ static char shared_note[240];         /* why it is not used, "" while it is */
 /* A publisher (faststamp serve): the history lies in its sealed memory (shared.h). */
 static struct fts__publisher publisher;
 
+/* The shared history's path the first conversion looks for: FASTSTAMP_SHARED, or
+ * the default path; "" for FASTSTAMP_SHARED=0 (never). */
+static void wanted_path(char *path, size_t len)
+{
+	const char *env = getenv("FASTSTAMP_SHARED");
+
+	snprintf(path, len, "%s", env && !strcmp(env, "0") ? "" : env && *env ? env : FTS_SHARED_PATH);
+}
+
 /* With lock held, before the first history: use the machine's shared one if
  * FASTSTAMP_SHARED (a path; 0: never) or the default path names a valid one. */
 static void attach(void)
 {
-	const char *env = getenv("FASTSTAMP_SHARED");
 	struct fts__head id;
 	cpu_set_t need;
 	char why[160];
 	int with_proof;
 
 	attach_tried = 1;
-	if (env && !strcmp(env, "0")) {
+	wanted_path(shared_path, sizeof(shared_path));
+	if (!shared_path[0]) {
 		snprintf(shared_note, sizeof(shared_note), "FASTSTAMP_SHARED=0");
 		return;
 	}
-	snprintf(shared_path, sizeof(shared_path), "%s", env && *env ? env : FTS_SHARED_PATH);
 	if (!fts__pc_counter_in_use()) {
 		snprintf(shared_note, sizeof(shared_note), "no counter in use");
 		return;
@@ -110,9 +118,19 @@ int fts__clock_holds(int k)
 void fts__clock_sharing(char *source, size_t slen, char *path, size_t plen, char *note,
 			size_t nlen)
 {
+	int own;
+
 	pthread_mutex_lock(&fts__pc_lock);
-	snprintf(source, slen, "%s", attached ? "shared" : fts__pc_hists[FTS__CLK_REALTIME] ? "process" : "");
-	snprintf(path, plen, "%s", attached ? shared_path : publisher.head ? publisher.path : "");
+	own = !attached && fts__pc_hists[FTS__CLK_REALTIME];
+	snprintf(source, slen, "%s", attached ? "shared" : own ? "process" : "");
+	if (attached)
+		snprintf(path, plen, "%s", shared_path);
+	else if (publisher.head)
+		snprintf(path, plen, "%s", publisher.path);
+	else if (!own && !attach_tried)
+		wanted_path(path, plen);   /* where the first conversion will look */
+	else
+		path[0] = '\0';
 	snprintf(note, nlen, "%s", shared_note);
 	pthread_mutex_unlock(&fts__pc_lock);
 }

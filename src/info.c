@@ -11,6 +11,9 @@
 #include "freq.h"
 #include "now.h"
 
+/* Larger than struct fts_info will ever grow. */
+#define INFO_MAX_SIZE 65536
+
 /* Where each field of struct fts_info ends, in order. */
 #define END(f) (offsetof(struct fts_info, f) + sizeof(((struct fts_info *)0)->f))
 static const size_t field_end[] = {
@@ -66,7 +69,8 @@ int fts_get_info(struct fts_info *info)
 	uint64_t a, b;
 	size_t n;
 
-	if (!info || info->size < FTS_INFO_MIN_SIZE)
+	/* A size past INFO_MAX_SIZE was never set (stack garbage), not a newer caller's. */
+	if (!info || info->size < FTS_INFO_MIN_SIZE || info->size > INFO_MAX_SIZE)
 		return fts__fail(EINVAL);
 	ch = fts__backend_choice();
 	memset(&v, 0, sizeof(v));

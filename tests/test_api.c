@@ -62,6 +62,17 @@ static void null_arguments(void **state)
 	struct fts_info tiny = { .size = 1 };
 	assert_int_equal(fts_get_info(&tiny), -1);
 	assert_int_equal(errno, EINVAL);
+	/* A size never set: 0 in a zeroed struct, or stack garbage such as a pointer. */
+	static const size_t unset[] = { 0, 65537, (size_t)0x7ffd12345678, SIZE_MAX };
+	for (size_t k = 0; k < sizeof(unset) / sizeof(unset[0]); k++) {
+		struct fts_info g;
+		memset(&g, 0xa5, sizeof(g));
+		g.size = unset[k];
+		errno = 0;
+		assert_int_equal(fts_get_info(&g), -1);
+		assert_int_equal(errno, EINVAL);
+		assert_int_equal((unsigned char)g.backend[0], 0xa5);
+	}
 	/* outputs untouched */
 	assert_int_equal(ts.tv_sec, 5);
 	assert_int_equal(tv.tv_usec, 8);

@@ -38,6 +38,21 @@ run(0 ${CMAKE_COMMAND} -E env FASTSTAMP_BACKEND=generic ${TOOL} info)
 if(NOT out MATCHES "backend: +generic")
   message(FATAL_ERROR "FASTSTAMP_BACKEND=generic not honoured:\n${out}")
 endif()
+# Before the first conversion, info names the shared history that conversion will look
+# for: FASTSTAMP_SHARED's, the default path (SHARED_PATH) without it, none for
+# FASTSTAMP_SHARED=0.
+function(info_history env expect)
+  run(0 ${CMAKE_COMMAND} -E env ${env} ${TOOL} info)
+  string(REGEX MATCH "history: [^\n]*" line "${out}")
+  string(FIND "${line}" "${expect}" at)
+  string(FIND "${line}" "${SHARED_PATH}" default_at)
+  if(at LESS 0 OR (NOT expect STREQUAL SHARED_PATH AND default_at GREATER -1))
+    message(FATAL_ERROR "info with ${env}: '${line}', expected '${expect}' in it")
+  endif()
+endfunction()
+info_history(FASTSTAMP_SHARED=/nonexistent/other "none yet (the first conversion uses the shared one at /nonexistent/other ")
+info_history(--unset=FASTSTAMP_SHARED "${SHARED_PATH}")
+info_history(FASTSTAMP_SHARED=0 "none yet (FASTSTAMP_SHARED=0")
 # A generic-backend check still meets its accuracy targets.
 run(0 ${CMAKE_COMMAND} -E env FASTSTAMP_BACKEND=generic ${TOOL} check --count 2000 --late 0)
 

@@ -3,7 +3,6 @@
 #include <string.h>
 
 #include "faststamp.h"
-#include "faststamp/config.h"
 #include "tool.h"
 
 static const char usage[] =
@@ -52,9 +51,12 @@ int fts_tool_info(int argc, char **argv)
 	printf("across CPUs:   %s%s\n", FTS_TOOL_CLEAN(in.proof),
 	       in.cpu_skew_ns > 0 ? "; bounds widened for it" : "");
 	printf("cpu flags:     %s\n", in.cpu_flags[0] ? FTS_TOOL_CLEAN(in.cpu_flags) : "(none)");
-	if (!in.history_source[0])
-		printf("history:       none yet (the first conversion uses the shared one if it "
-		       "can: FASTSTAMP_SHARED, %s)\n", FTS_SHARED_PATH);
+	if (!in.history_source[0] && in.history_path[0])
+		printf("history:       none yet (the first conversion uses the shared one at %s "
+		       "if it can)\n", FTS_TOOL_CLEAN(in.history_path));
+	else if (!in.history_source[0])
+		printf("history:       none yet (FASTSTAMP_SHARED=0: the first conversion "
+		       "calibrates this process's own)\n");
 	else if (!strcmp(in.history_source, "shared"))
 		printf("history:       shared, %s (faststamp serve)\n", FTS_TOOL_CLEAN(in.history_path));
 	else
