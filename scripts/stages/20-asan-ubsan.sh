@@ -6,4 +6,4 @@ b=$FTS_OUT/build-asan
 cmake -S "$FTS_TOP" -B "$b" -DCMAKE_BUILD_TYPE=Debug -DFASTSTAMP_WERROR=ON -DFASTSTAMP_SANITIZE=ON
 cmake --build "$b" -j"$(nproc)"
 . "$FTS_TOP/scripts/lib/sanitizer-env"
-"$FTS_TOP/scripts/lib/ctest-run" 20-asan-ubsan "$b" -j1 -LE install
+"$FTS_TOP/scripts/lib/ctest-run" 20-asan-ubsan "$b" -j"$(nproc)" -LE install

@@ -9,4 +9,4 @@ b=$FTS_OUT/build-tsan
 CC=clang cmake -S "$FTS_TOP" -B "$b" -DCMAKE_BUILD_TYPE=Debug -DFASTSTAMP_WERROR=ON -DFASTSTAMP_TSAN=ON
 cmake --build "$b" -j"$(nproc)"
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
-  "$FTS_TOP/scripts/lib/ctest-run" 30-tsan "$b" -j1 -LE "install|tool|packet"
+  "$FTS_TOP/scripts/lib/ctest-run" 30-tsan "$b" -j"$(nproc)" -LE "install|tool|packet"

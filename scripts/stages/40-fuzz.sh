@@ -26,18 +26,29 @@ CC=clang cmake -S "$FTS_TOP" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFASTSTA
 cmake --build "$b" -j"$(nproc)" --target fuzzers
 . "$FTS_TOP/scripts/lib/sanitizer-env"
 echo "=== the corpus, replayed"
-"$FTS_TOP/scripts/lib/ctest-run" 40-fuzz "$b" -j1 -L fuzz
+"$FTS_TOP/scripts/lib/ctest-run" 40-fuzz "$b" -j"$(nproc)" -L fuzz
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 rm -rf "$art"
 mkdir -p "$art"
-failed=()
-for f in "${!runs[@]}"; do
+# One fuzzer a core: each is one process of pure computation with a fixed input count.
+fuzz_one() {
+  local f=$1 rc=0
   mkdir -p "$work/$f"
   cp "$FTS_TOP/tests/fuzz/corpus/$f"/* "$work/$f/"
+  "$b/tests/fuzz/$f" -seed="$seed" -runs="${runs[$f]}" -print_final_stats=1 -timeout=10 \
+    -artifact_prefix="$art/$f-" "$work/$f" > "$work/$f.log" 2>&1 || rc=$?
+  echo $rc > "$work/$f.rc"
+}
+for f in "${!runs[@]}"; do
+  while [ "$(jobs -pr | wc -l)" -ge "$(nproc)" ]; do wait -n || true; done
+  fuzz_one "$f" &
+done
+wait
+failed=()
+for f in "${!runs[@]}"; do
   echo "=== $f: ${runs[$f]} inputs from seed $seed"
-  if "$b/tests/fuzz/$f" -seed="$seed" -runs="${runs[$f]}" -print_final_stats=1 -timeout=10 \
-       -artifact_prefix="$art/$f-" "$work/$f" > "$work/$f.log" 2>&1; then
+  if [ "$(cat "$work/$f.rc" 2>/dev/null)" = 0 ]; then
     grep -E '^#[0-9]+[[:space:]]+DONE' "$work/$f.log" | tail -n 1 || true
     grep -E 'stat::(number_of_executed_units|average_exec_per_sec)' "$work/$f.log" || true
   else

@@ -7,7 +7,7 @@ cmake -S "$FTS_TOP" -B "$b" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFASTSTAMP_WERROR
   -DFASTSTAMP_FORCE_GENERIC=ON
 cmake --build "$b" -j"$(nproc)"
 grep -q '#define FTS_FORCE_GENERIC 1' "$b/include/faststamp/config.h"
-"$FTS_TOP/scripts/lib/ctest-run" 50-generic "$b" -j1
+"$FTS_TOP/scripts/lib/ctest-run" 50-generic "$b" -j"$(nproc)"
 
 "$b/faststamp" info | tee "$b/info.txt"
 grep -q '^backend: *generic$' "$b/info.txt" || { echo "generic: info does not say generic"; exit 1; }
