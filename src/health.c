@@ -81,6 +81,10 @@ enum fts__verdict fts__health_judge(const struct fts__health *h, const struct ft
 				 cpu_note);
 			return FTS__FAULT_KEEP;
 		}
+		/* below the fault: how far the counter may have moved, at most */
+		if (!ran_on && !suspended && watch_offsets)
+			e->moved_ns = (int64_t)ceill((fabsl(dc - expect) + (ws + wl) / 2 +
+						       expect * ticks_per_ns_err) / ticks_per_ns);
 	}
 	e->suspend = dsusp > SUSPEND_MIN_NS + noise;
 	e->step = fabsl(dstep) > STEP_MIN_NS + noise;
