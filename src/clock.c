@@ -309,12 +309,14 @@ static void skew_raise_locked(int64_t ns)
 
 /* With lock held, once the counter's rate is known: the offsets the warp test could
  * not rule out, in ns. Its spread covers a warp it saw, and also an offset smaller
- * than a hand-over's latency, which it cannot see: that latency is its floor. */
+ * than a hand-over's latency, which it cannot see: that latency is its floor. The
+ * spread bounds each CPU's offset from the first, so two others may differ by twice
+ * it. */
 static void skew_update_locked(void)
 {
 	if ((proof.state == PROOF_DONE || proof.state == PROOF_WARPED) && proof.w.spread &&
 	    judged.health.ticks_per_ns > 0)
-		skew_raise_locked((int64_t)ns_of(proof.w.spread) + 1);
+		skew_raise_locked((int64_t)ns_of(proof.w.spread) * (proof.w.pairs > 1 ? 2 : 1) + 1);
 }
 
 /* With lock held: a healthy sample taken on another CPU than the one before. An

@@ -67,13 +67,13 @@ static uint64_t run(long double ns, long double at, int64_t off, uint64_t *moved
 
 	for (long double t = 0; t < ns; t += 1e6L) {
 		if (at >= 0 && t >= at && !moved) {
-			for (int c = move_all ? 0 : 1; c < NCPU; c++)
+			for (int c = move_all ? 0 : 1; c < (move_all ? simc.ncpu : 2); c++)
 				simc.cpu_off[c] += off;
 			moved = simc.t;
 			if (moved_at)
 				*moved_at = moved;
 		}
-		stamp_on((int)(st.n % NCPU));
+		stamp_on((int)(st.n % (size_t)simc.ncpu));
 		simc_advance(1e6L);
 		if ((since += 1e6L) >= ROUND_NS) {
 			since = 0;
@@ -227,6 +227,50 @@ static void offsets_mid_run(void **unused)
 	simc_stop_thread();
 }
 
+/* More than two CPUs. At the start the warp test bounds each CPU's offset from the
+ * first, so two others may differ by twice that: here the samples are taken on CPU 1,
+ * 200 ns ahead, and stamps on CPU 2, 200 ns behind. Later, offsets of 300 ns between
+ * CPUs the sampler visits one after the other (each too small to be a fault) add up to
+ * 600 ns between CPUs 0 and 2, which it never visits one after the other. */
+static void offsets_between_other_cpus(void **unused)
+{
+	static const int64_t later_ns[4] = { 0, 300, 600, 300 };
+	int64_t skew;
+	(void)unused;
+
+	simc_use_cpus(60, 3);
+	st.n = 0;
+	simc.cpu = 1;
+	simc.cpu_off[1] = (int64_t)(200 * 2.6L);
+	simc.cpu_off[2] = (int64_t)(-200 * 2.6L);
+	run(50e6L, -1, 0, NULL);
+	assert_int_equal(fts_clock_start(), 0);
+	skew = info_skew_ns();
+	print_message("3 CPUs, +-200 ns at start, samples on CPU 1: skew %lld ns\n", (long long)skew);
+	assert_true(skew >= 400);
+	run(1e9L, -1, 0, NULL);
+	judge("+-200 ns on CPUs 1 and 2 at start", 0, 0);
+
+	simc_use_cpus(61, 4);
+	st.n = 0;
+	assert_int_equal(fts_clock_start(), 0);
+	run(2e9L, -1, 0, NULL);
+	for (int c = 0; c < 4; c++)
+		simc.cpu_off[c] = (int64_t)(later_ns[c] * 2.6L);
+	for (int i = 0; i < 8; i++) {   /* two rounds of the CPUs, no stamps */
+		simc_advance(ROUND_NS);
+		fts__clock_round();
+	}
+	run(1e9L, -1, 0, NULL);
+	skew = info_skew_ns();
+	print_message("4 CPUs, 0/300/600/300 ns after 2 s: %s; skew %lld ns\n",
+		      faulted() ? "fault" : "no fault", (long long)skew);
+	assert_false(faulted());
+	assert_true(skew >= 600);
+	judge("0/300/600/300 ns on 4 CPUs mid-run", 0, 0);
+	simc_stop_thread();
+}
+
 /* A jump of the counter on every CPU at once (a hypervisor that moved the machine): the
  * sampler finds it on the CPU it moved to, and again on the one before, so the
  * interval is a break in the history and every stamp keeps a bound that covers it. */
@@ -319,6 +363,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(offsets_at_start),
 		cmocka_unit_test(offsets_mid_run),
+		cmocka_unit_test(offsets_between_other_cpus),
 		cmocka_unit_test(jump_on_every_cpu),
 		cmocka_unit_test(proof_retried_by_sampler),
 		cmocka_unit_test(no_offset_no_fault),
