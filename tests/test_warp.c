@@ -263,18 +263,24 @@ static void offsets_mid_run(void **unused)
 		struct fts_info in = { .size = sizeof(in) };
 		struct fts__clock_state cs;
 		char what[64];
+		int n;
 
 		use_planted();
 		start();
 		rounds(4);
 		stamps();
 		planted[cpu[1]] = ticks;
-		rounds(4);
-		assert_int_equal(fts_get_info(&in), 0);
-		fts__clock_state(&cs);
-		print_message("%+lld ns on CPU %d after the proof: %s; skew %lld ns\n",
-			      (long long)offsets_ns[i], cpu[1], cs.faulted ? cs.fault : "no fault",
-			      (long long)in.cpu_skew_ns);
+		/* a round whose brackets a busy machine widened measures nothing: up to 200 */
+		for (n = 0; n < 200; n += 2) {
+			rounds(2);
+			assert_int_equal(fts_get_info(&in), 0);
+			fts__clock_state(&cs);
+			if (cs.faulted || in.cpu_skew_ns >= llabs(offsets_ns[i]))
+				break;
+		}
+		print_message("%+lld ns on CPU %d after the proof: after %d rounds, %s; skew %lld "
+			      "ns\n", (long long)offsets_ns[i], cpu[1], n + 2,
+			      cs.faulted ? cs.fault : "no fault", (long long)in.cpu_skew_ns);
 		assert_true(cs.faulted || in.cpu_skew_ns >= llabs(offsets_ns[i]));
 		assert_int_equal(__atomic_load_n(&fts__store_counter, __ATOMIC_RELAXED),
 				 !cs.faulted && !strstr(in.proof, "warp found"));
