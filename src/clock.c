@@ -383,7 +383,7 @@ static int bracket_clock(int k, int tries, struct fts__cbracket *out)
 static int take(struct fts__psample *s)
 {
 	struct fts__cbracket r;
-	int rc = bracket_clock(FTS__CLK_REALTIME, SAMPLE_TRIES, &r);
+	int rc = bracket_clock(FTS__CLK_REALTIME, SAMPLE_TRIES, &r), got = 0;
 
 	if (rc < 0)
 		return rc;
@@ -391,10 +391,23 @@ static int take(struct fts__psample *s)
 	s->a = r.a;
 	s->rt = r.ns;
 	s->cpu = proof.cpu >= 0 && pthread_equal(proof.mover, pthread_self()) ? proof.cpu : -1;
-	s->hb = src.counter(src.ctx);
-	rc = src.clocks(src.ctx, &s->clk);
-	s->ha = src.counter(src.ctx);
-	if (rc < 0 || s->ha < s->hb)
+	/* the health reads too, in the narrowest of their brackets: a CPU's offset is told
+	 * to within them (health.c) */
+	for (int i = 0; i < SAMPLE_TRIES; i++) {
+		struct fts__clocks clk;
+		uint64_t hb = src.counter(src.ctx), ha;
+		rc = src.clocks(src.ctx, &clk);
+		ha = src.counter(src.ctx);
+		if (rc < 0 || ha < hb)
+			continue;
+		if (!got || ha - hb < s->ha - s->hb) {
+			s->hb = hb;
+			s->ha = ha;
+			s->clk = clk;
+			got = 1;
+		}
+	}
+	if (!got)
 		return rc < 0 ? rc : -EAGAIN;
 	s->k[FTS__CLK_REALTIME] = r;
 	for (int k = FTS__CLK_REALTIME + 1; k < FTS__NCLK; k++)
