@@ -1,11 +1,12 @@
 /* test_cpus.c - the counter across CPUs, on a simulated machine whose kernel keeps time
  * with a clock computed from the counter (kvm-clock): offsets between the CPUs'
- * counters of 2 us, 100 us and 10 ms, forward and back, present when the process
- * starts (the warp test finds them) or appearing while it runs (the sampler, moving
- * between CPUs, finds them against CLOCK_MONOTONIC_RAW), and jumps of every CPU's
- * counter at once. Every stamp's bound must
- * cover the truth, except for stamps taken on the CPU whose counter moved, between
- * the move and the sample that finds it: the detection window, measured here. */
+ * counters of 100 ns to 10 ms, forward and back, present when the process starts (the
+ * warp test finds them, or they hide in its hand-over) or appearing while it runs (the
+ * sampler, moving between CPUs, finds them against CLOCK_MONOTONIC_RAW), on two to
+ * four CPUs, and jumps of every CPU's counter at once. Every stamp's bound must cover
+ * the truth on every clock, except for stamps taken on the CPU whose counter moved
+ * past a fault, between the move and the sample that finds it: the detection window,
+ * measured here. */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
