@@ -200,7 +200,11 @@ static void warp_finds_planted_offsets(void **state)
 		int rc;
 		memset(planted, 0, sizeof(planted));
 		planted[second] = cases[i];
-		rc = fts__warp_measure(offset_read, NULL, &set, &w);
+		/* vCPUs that never ran together in 1 s (a loaded machine): again, as the
+		 * library's sampler would */
+		for (int again = 0; (rc = fts__warp_measure(offset_read, NULL, &set, &w)) == -EAGAIN &&
+				    again < 5 && !getenv("FASTSTAMP_TEST_EMULATED"); again++)
+			print_message("the warp test could not hand over in time: again\n");
 		if (getenv("FASTSTAMP_TEST_EMULATED")) {
 			/* qemu-user: a fence is no host fence (see test_threads), and its
 			 * threads need not run at once: reported, not asserted */
