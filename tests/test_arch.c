@@ -163,7 +163,7 @@ static void tsc_decision_rows(void **state)
 }
 
 /* The warp test on real CPUs, with offsets planted in what it reads: a counter that
- * runs off on one CPU by more than a hand-over's latency (a few hundred ns on VMs) is
+ * runs off on one CPU by more than a hand-over's latency (0.1 us or more on VMs) is
  * found going backwards by the offset less that latency; a smaller one is not seen,
  * but the spread, which the bound takes, covers it either way. */
 static int64_t planted[CPU_SETSIZE];
