@@ -21,12 +21,16 @@
  *   hyperv_clocksource_tsc_page, xen: most virtual machines). With those the kernel does
  *   not compare the CPUs' TSCs, so the first calibration does: a warp test between the
  *   first CPU and each other one (under a millisecond a pair on idle CPUs; up to 1 s a
- *   pair on a loaded machine). A warp wider than a sample's bracket sends new stamps to
- *   clock_gettime and adds the offsets seen to the bounds of those taken before; later,
- *   the sampler thread moves to the next CPU each round and an offset it finds is a
+ *   pair on a loaded machine). It sees an offset between two CPUs only past the
+ *   latency of a hand-over between them (around a tenth of a microsecond on idle CPUs,
+ *   several times that on a loaded machine; figures in docs/benchmark-notes.md): every
+ *   counter stamp's bound takes what it could not rule out, that latency included
+ *   (fts_info.cpu_skew_ns), and a warp wider than a sample's bracket sends new stamps to
+ *   clock_gettime. Later, the sampler thread moves to the next CPU each round: an
+ *   offset it finds past about 0.6 us (the check's 500 ns and 1 ppm of a round) is a
  *   counter fault (stamps taken on that CPU since it went off, at most one round per
- *   CPU, are not covered, nor offsets under 0.6 us: the check's 500 ns and 1 ppm of a
- *   round). fts_info.proof tells.
+ *   CPU, are not covered); a smaller one widens cpu_skew_ns from the round that
+ *   measures it (conversions before it do not cover it). fts_info.proof tells.
  *   Nothing else happens until the first conversion, which finds a history to convert
  *   with:
  *   - the machine's, when `faststamp serve` publishes one (FASTSTAMP_SHARED names its
@@ -315,7 +319,10 @@ struct fts_info {
 	 * ("proven: ..."), or why none is needed. */
 	char proof[200];
 	int64_t cpu_skew_ns;     /* added to every counter stamp's bound for offsets between
-				  * CPUs: 0 unless the warp test saw the counter go back;
+				  * CPUs: what the warp test could not rule out (the offsets
+				  * it saw, or under them its hand-over's latency: ~0.1-0.5 us
+				  * on VMs), widened by offsets the sampler measures later
+				  * below a fault; 0 where no test is needed or one CPU;
 				  * -1 while the test could not run */
 	/* The other clocks fts_convert_clock() converts to, against CLOCK_REALTIME now:
 	 * each clock's reading minus CLOCK_REALTIME's, ns, read between two CLOCK_REALTIME

@@ -125,6 +125,9 @@ static struct proof {
 	int cpu;                 /* the CPU the sampler moved to last, -1: none */
 	pthread_t mover;         /* the thread that moved there */
 	uint64_t bracket;        /* ticks: a sample's bracket when it ran */
+	int64_t round_moved;     /* ns: the offsets measured between the CPUs the sampler
+				  * visited one after the other, summed over its round */
+	int round_visits;        /* the visits summed */
 	int64_t retry_at, retry_gap;   /* PROOF_NO_RUN: the next try, CLOCK_MONOTONIC ns */
 	char text[200];
 } proof;
@@ -296,11 +299,43 @@ static int prove_locked(void)
 static long double ns_of(uint64_t ticks);
 static void fresh_rebase(void);
 
-/* With lock held, once the counter's rate is known: the offsets a warp showed, in ns. */
+/* With lock held: the bound's share for offsets between CPUs grows to ns (it never
+ * shrinks: stamps taken before keep theirs covered). */
+static void skew_raise_locked(int64_t ns)
+{
+	if (ns > __atomic_load_n(&skew_ns, __ATOMIC_RELAXED))
+		skew_set(ns);
+}
+
+/* With lock held, once the counter's rate is known: the offsets the warp test could
+ * not rule out, in ns. Its spread covers a warp it saw, and also an offset smaller
+ * than a hand-over's latency, which it cannot see: that latency is its floor. The
+ * spread bounds each CPU's offset from the first, so two others may differ by twice
+ * it. */
 static void skew_update_locked(void)
 {
-	if (proof.w.warp && judged.health.ticks_per_ns > 0 && __atomic_load_n(&skew_ns, __ATOMIC_RELAXED) == 0)
-		skew_set((int64_t)ns_of(proof.w.spread) + 1);
+	if ((proof.state == PROOF_DONE || proof.state == PROOF_WARPED) && proof.w.spread &&
+	    judged.health.ticks_per_ns > 0)
+		skew_raise_locked((int64_t)ns_of(proof.w.spread) * (proof.w.pairs > 1 ? 2 : 1) + 1);
+}
+
+/* With lock held: a healthy sample taken on another CPU than the one before. An
+ * offset between the two too small to be a fault (health.c) widens the bound at once;
+ * after a round of the CPUs, half the round's sum does: any two CPUs are joined by
+ * the shorter of the two ways round, whose offsets add up to at most that. A visit
+ * that measured nothing starts the round again. */
+static void skew_visit_locked(const struct fts__seen *e)
+{
+	if (!e->moved_ns) {
+		proof.round_moved = proof.round_visits = 0;
+		return;
+	}
+	skew_raise_locked(e->moved_ns);
+	proof.round_moved += e->moved_ns;
+	if (++proof.round_visits < CPU_COUNT(&proof.cpus))
+		return;
+	skew_raise_locked((proof.round_moved + 1) / 2);
+	proof.round_moved = proof.round_visits = 0;
 }
 
 /* With lock held: pin the calling thread (the sampler) to cpu. 0, or -1. */
@@ -348,7 +383,7 @@ static int bracket_clock(int k, int tries, struct fts__cbracket *out)
 static int take(struct fts__psample *s)
 {
 	struct fts__cbracket r;
-	int rc = bracket_clock(FTS__CLK_REALTIME, SAMPLE_TRIES, &r);
+	int rc = bracket_clock(FTS__CLK_REALTIME, SAMPLE_TRIES, &r), got = 0;
 
 	if (rc < 0)
 		return rc;
@@ -356,10 +391,23 @@ static int take(struct fts__psample *s)
 	s->a = r.a;
 	s->rt = r.ns;
 	s->cpu = proof.cpu >= 0 && pthread_equal(proof.mover, pthread_self()) ? proof.cpu : -1;
-	s->hb = src.counter(src.ctx);
-	rc = src.clocks(src.ctx, &s->clk);
-	s->ha = src.counter(src.ctx);
-	if (rc < 0 || s->ha < s->hb)
+	/* the health reads too, in the narrowest of their brackets: a CPU's offset is told
+	 * to within them (health.c) */
+	for (int i = 0; i < SAMPLE_TRIES; i++) {
+		struct fts__clocks clk;
+		uint64_t hb = src.counter(src.ctx), ha;
+		rc = src.clocks(src.ctx, &clk);
+		ha = src.counter(src.ctx);
+		if (rc < 0 || ha < hb)
+			continue;
+		if (!got || ha - hb < s->ha - s->hb) {
+			s->hb = hb;
+			s->ha = ha;
+			s->clk = clk;
+			got = 1;
+		}
+	}
+	if (!got)
 		return rc < 0 ? rc : -EAGAIN;
 	s->k[FTS__CLK_REALTIME] = r;
 	for (int k = FTS__CLK_REALTIME + 1; k < FTS__NCLK; k++)
@@ -448,6 +496,9 @@ static int sample_locked(const char *why)
 			s = back;
 	}
 	skew_update_locked();
+	if (!off && s.cpu >= 0 && judged.health.have_last &&
+	    judged.health.last.cpu >= 0 && s.cpu != judged.health.last.cpu)
+		skew_visit_locked(&e);
 	/* The sampler saw the step (or the sleep, which steps the wall clock against a
 	 * counter that stopped or ran on): the history is told, and need not guess. A
 	 * counter that jumped the history finds itself (calib.c, rule 3). */

@@ -23,6 +23,10 @@
  * CPU it was taken on. */
 #define OFFSET_PPM 1
 #define OFFSET_SLACK_NS 500
+/* Below a fault, an offset is measured (the skew takes it) only where the brackets and
+ * the rate leave less doubt than this: one preempted read would otherwise widen every
+ * bound for good. */
+#define MEASURE_MAX_NS 250
 
 static long double hmid(const struct fts__psample *s)
 {
@@ -81,6 +85,11 @@ enum fts__verdict fts__health_judge(const struct fts__health *h, const struct ft
 				 cpu_note);
 			return FTS__FAULT_KEEP;
 		}
+		/* below the fault: how far the counter may have moved, at most, where the
+		 * brackets and the rate can tell */
+		long double unsure = (ws + wl) / 2 + expect * ticks_per_ns_err;
+		if (!ran_on && !suspended && watch_offsets && unsure <= MEASURE_MAX_NS * ticks_per_ns)
+			e->moved_ns = (int64_t)ceill((fabsl(dc - expect) + unsure) / ticks_per_ns);
 	}
 	e->suspend = dsusp > SUSPEND_MIN_NS + noise;
 	e->step = fabsl(dstep) > STEP_MIN_NS + noise;

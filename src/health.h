@@ -38,6 +38,9 @@ struct fts__seen {
 	int ran_on;             /* the counter ran through the sleep (RAW did not) */
 	int64_t step_ns, suspend_ns;
 	int64_t awake_ns;       /* MONOTONIC_RAW between the two: time awake */
+	int64_t moved_ns;       /* watching offsets: the counter moved against the line of
+				 * the previous sample by at most this (ns), too little to
+				 * be a fault; 0: not measured */
 };
 
 enum fts__verdict {

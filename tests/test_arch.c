@@ -163,7 +163,9 @@ static void tsc_decision_rows(void **state)
 }
 
 /* The warp test on real CPUs, with offsets planted in what it reads: a counter that
- * runs off by +-2 us on one CPU is found going backwards by about that much. */
+ * runs off on one CPU by more than a hand-over's latency (0.1 us or more on VMs) is
+ * found going backwards by the offset less that latency; a smaller one is not seen,
+ * but the spread, which the bound takes, covers it either way. */
 static int64_t planted[CPU_SETSIZE];
 
 static uint64_t offset_read(void *ctx)
@@ -190,14 +192,19 @@ static void warp_finds_planted_offsets(void **state)
 		FTS_SKIP("one CPU: nothing to compare");
 	hz = fts__freq(NULL, 0);
 	assert_true(hz > 0);
-	const int64_t two_us = (int64_t)(hz / 500000);
-	const int64_t cases[] = { 0, two_us, -two_us, 100 * two_us / 2, -100 * two_us / 2 };
+	const int64_t two_us = (int64_t)(hz / 500000), ns100 = (int64_t)(hz / 10000000);
+	const int64_t cases[] = { 0, ns100, -ns100, 3 * ns100, -3 * ns100, 9 * ns100, -9 * ns100,
+				  two_us, -two_us, 100 * two_us / 2, -100 * two_us / 2 };
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct fts__warp w;
 		int rc;
 		memset(planted, 0, sizeof(planted));
 		planted[second] = cases[i];
-		rc = fts__warp_measure(offset_read, NULL, &set, &w);
+		/* vCPUs that never ran together in 1 s (a loaded machine): again, as the
+		 * library's sampler would */
+		for (int again = 0; (rc = fts__warp_measure(offset_read, NULL, &set, &w)) == -EAGAIN &&
+				    again < 5 && !getenv("FASTSTAMP_TEST_EMULATED"); again++)
+			print_message("the warp test could not hand over in time: again\n");
 		if (getenv("FASTSTAMP_TEST_EMULATED")) {
 			/* qemu-user: a fence is no host fence (see test_threads), and its
 			 * threads need not run at once: reported, not asserted */

@@ -113,6 +113,29 @@ static void counter_faults(void **unused)
 	assert_int_equal(judge_at(t, 0, &e), FTS__HEALTHY);
 }
 
+/* Below a fault, where the clocksource is computed from the counter: how far it moved,
+ * at most, from the brackets and the rate (the skew takes it); nothing from a sample
+ * whose health bracket is too wide to tell (a preempted read), nor where not watched. */
+static void offsets_below_a_fault(void **unused)
+{
+	struct fts__psample s;
+	struct fts__seen e;
+	int64_t t;
+	(void)unused;
+
+	t = settle();
+	m.jump = (int64_t)(300 * TPN);
+	assert_int_equal(judge_at(t, 1, &e), FTS__HEALTHY);
+	print_message("300 ns: moved at most %lld ns\n", (long long)e.moved_ns);
+	assert_true(e.moved_ns >= 300 && e.moved_ns <= 300 + 60);
+	assert_int_equal(judge_at(t, 0, &e), FTS__HEALTHY);
+	assert_int_equal(e.moved_ns, 0);
+	s = at(t);
+	s.ha += (uint64_t)(1000 * TPN);
+	assert_int_equal(fts__health_judge(&h, &s, 1, "", &e, why, sizeof(why)), FTS__HEALTHY);
+	assert_int_equal(e.moved_ns, 0);
+}
+
 static void wall_clock_events(void **unused)
 {
 	struct fts__seen e;
@@ -179,6 +202,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(first_sample_is_healthy),
 		cmocka_unit_test(counter_faults),
+		cmocka_unit_test(offsets_below_a_fault),
 		cmocka_unit_test(wall_clock_events),
 		cmocka_unit_test(sleeps),
 	};

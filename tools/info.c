@@ -48,8 +48,11 @@ int fts_tool_info(int argc, char **argv)
 	printf("freq source:   %s\n", FTS_TOOL_CLEAN(in.freq_source));
 	printf("clocksource:   %s\n",
 	       in.clocksource[0] ? FTS_TOOL_CLEAN(in.clocksource) : "(unreadable)");
-	printf("across CPUs:   %s%s\n", FTS_TOOL_CLEAN(in.proof),
-	       in.cpu_skew_ns > 0 ? "; bounds widened for it" : "");
+	printf("across CPUs:   %s", FTS_TOOL_CLEAN(in.proof));
+	if (in.cpu_skew_ns > 0)
+		printf("; bounds widened by %lld ns for offsets between CPUs",
+		       (long long)in.cpu_skew_ns);
+	printf("\n");
 	printf("cpu flags:     %s\n", in.cpu_flags[0] ? FTS_TOOL_CLEAN(in.cpu_flags) : "(none)");
 	if (!in.history_source[0] && in.history_path[0])
 		printf("history:       none yet (the first conversion uses the shared one at %s "
