@@ -320,8 +320,8 @@ struct fts_info {
 	char proof[200];
 	int64_t cpu_skew_ns;     /* added to every counter stamp's bound for offsets between
 				  * CPUs: what the warp test could not rule out (the offsets
-				  * it saw, or under them its hand-over's latency: ~0.1-0.5 us
-				  * on VMs), widened by offsets the sampler measures later
+				  * it saw, or under them its hand-over's latency: a fraction of a
+				  * microsecond on VMs), widened by offsets the sampler measures later
 				  * below a fault; 0 where no test is needed or one CPU;
 				  * -1 while the test could not run */
 	/* The other clocks fts_convert_clock() converts to, against CLOCK_REALTIME now:
