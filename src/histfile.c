@@ -143,14 +143,11 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/* A block (format 2): its header's CRC continues from seed, which is the file
- * header's CRC for the first block (so that it covers the file header too), else 0. */
-static int write_block(int fd, uint32_t type, const void *payload, uint32_t len, uint32_t seed)
+static void block_head(unsigned char h[FTS__BLOCK_HEAD_BYTES], uint32_t type,
+		       const void *payload, uint32_t len, uint32_t seed)
 {
 	static const unsigned char zero[8];
-	unsigned char h[FTS__BLOCK_HEAD_BYTES];
 	uint32_t pad = (8 - len % 8) % 8;
-	int rc;
 
 	put32(h, FTS__BLOCK_MAGIC);
 	put32(h + 4, type);
@@ -158,9 +155,29 @@ static int write_block(int fd, uint32_t type, const void *payload, uint32_t len,
 	put32(h + 12, fts__crc32(fts__crc32(0, payload, len), zero, pad));
 	put32(h + 16, 0);
 	put32(h + 20, fts__crc32(seed, h, 20));
+}
+
+/* A block (format 2): its header's CRC continues from seed, which is the file
+ * header's CRC for the first block (so that it covers the file header too), else 0. */
+static int write_block(int fd, uint32_t type, const void *payload, uint32_t len, uint32_t seed)
+{
+	static const unsigned char zero[8];
+	unsigned char h[FTS__BLOCK_HEAD_BYTES];
+	int rc;
+
+	block_head(h, type, payload, len, seed);
 	if ((rc = write_all(fd, h, sizeof(h))) < 0 || (rc = write_all(fd, payload, len)) < 0)
 		return rc;
-	return write_all(fd, zero, pad);
+	return write_all(fd, zero, (8 - len % 8) % 8);
+}
+
+size_t fts__put_block(unsigned char *out, uint32_t type, uint32_t len)
+{
+	uint32_t pad = (8 - len % 8) % 8;
+
+	memset(out + FTS__BLOCK_HEAD_BYTES + len, 0, pad);
+	block_head(out, type, out + FTS__BLOCK_HEAD_BYTES, len, 0);
+	return FTS__BLOCK_HEAD_BYTES + len + pad;
 }
 
 int fts__write_block(int fd, uint32_t type, const void *payload, uint32_t len)

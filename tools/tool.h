@@ -23,6 +23,7 @@ int fts_tool_tx(int argc, char **argv);
 int fts_tool_convert(int argc, char **argv);
 int fts_tool_history(int argc, char **argv);
 int fts_tool_serve(int argc, char **argv);
+int fts_tool_trace(int argc, char **argv);
 
 /* Helpers (util.c). */
 int64_t fts_tool_now(clockid_t id);
