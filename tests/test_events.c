@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -437,6 +438,64 @@ static void flipped_bit_refused(void **state)
 	free(b);
 }
 
+/* ---- a full disk ------------------------------------------------------------------------ */
+
+/* A file size limit (RLIMIT_FSIZE: write fails with EFBIG past it) stands for a full
+ * disk: the writers go on, the drain counts what it lost, the file keeps its whole
+ * blocks. In a child, whose limit it is. */
+static void full_disk_loses_counted(void **state)
+{
+	char path[64];
+	(void)state;
+	fresh_path(path, sizeof(path));
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { 64 * 1024, 64 * 1024 };
+		struct fts_trace_stats st = { .size = sizeof(st) };
+		uint64_t ok = 0, full = 0;
+		int t = fts_event_define("disk", "i");
+		signal(SIGXFSZ, SIG_IGN);
+		if (t < 0 || setrlimit(RLIMIT_FSIZE, &rl) < 0 || fts_trace_start(path) < 0)
+			_exit(2);
+		for (uint64_t i = 0; i < 20000; i++) {
+			if (fts_event(t, i) == 0)
+				ok++;
+			else if (errno == ENOBUFS)
+				full++;
+			else
+				_exit(3);   /* the writer goes on whatever the disk does */
+			if (i % 500 == 499)
+				fts_trace_drain();
+		}
+		errno = 0;
+		if (fts_trace_stop() != -1 || errno != EFBIG)
+			_exit(4);
+		if (fts_trace_stats(&st) < 0 || st.lost == 0 || st.write_error != EFBIG ||
+		    st.events + st.lost != ok || st.dropped != full)
+			_exit(5);
+		/* the file: whole blocks, every event the stats say was written */
+		uint64_t n = 0;
+		struct fts_trace *r = fts_trace_open(path, CLOCK_REALTIME);
+		struct fts_trace_event ev;
+		int rc;
+		if (!r)
+			_exit(6);
+		while ((rc = fts_trace_next(r, &ev)) == 1)
+			n++;
+		fts_trace_close(r);
+		_exit(rc == 0 && n == st.events ? 0 : 7);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	struct stat sb;
+	assert_int_equal(stat(path, &sb), 0);
+	assert_true(sb.st_size <= 64 * 1024);
+	unlink(path);
+}
+
 /* ---- fork and kill -------------------------------------------------------------------- */
 
 static void fork_child_never_writes_parent_trace(void **state)
@@ -549,6 +608,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(produced_is_written_plus_dropped),
 		cmocka_unit_test(cut_anywhere_keeps_whole_blocks),
 		cmocka_unit_test(flipped_bit_refused),
+		cmocka_unit_test(full_disk_loses_counted),
 		cmocka_unit_test(fork_child_never_writes_parent_trace),
 		cmocka_unit_test(kill9_keeps_drained),
 	};
