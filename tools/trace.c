@@ -12,7 +12,7 @@
 
 static const char usage[] =
 	"usage: faststamp trace FILE [--clock realtime|tai|monotonic|boottime|raw]\n"
-	"                       [--format text|json] [--out PATH]\n"
+	"                       [--format text|json|ctf] [--out PATH]\n"
 	"  Print the events of a trace file (fts_trace_start), each at what the clock read\n"
 	"  when it was stored, from the history the file holds.\n"
 	"  --clock C    CLOCK_REALTIME (the default), CLOCK_TAI, CLOCK_MONOTONIC,\n"
@@ -21,8 +21,10 @@ static const char usage[] =
 	"               on the clock, +-BOUND ns, tid, name, kind (instant, begin, end),\n"
 	"               field=value...; json: the Chrome Trace Event Format (ts and dur in\n"
 	"               us with three decimals on the clock's own scale; a span as one\n"
-	"               event of ph X, or B/E when its other end is not in the file)\n"
-	"  --out PATH   write there (default: standard output)\n"
+	"               event of ph X, or B/E when its other end is not in the file);\n"
+	"               ctf: a CTF 1.8 trace (babeltrace2, Trace Compass) in the new\n"
+	"               directory --out: ns on the clock, a stream a thread\n"
+	"  --out PATH   write there (default: standard output; ctf: required)\n"
 	"Exit 0 when every event converted, 1 when some did not or the file is damaged\n"
 	"(every whole block before the damage printed), 2 on a usage error.\n";
 
@@ -92,7 +94,7 @@ static void print_json(FILE *o, const struct ev *v, const struct ev *end, int pi
 int fts_tool_trace(int argc, char **argv)
 {
 	const char *path = NULL, *out = NULL;
-	int clk = 0, json = 0, bad = 0, rc;
+	int clk = 0, json = 0, ctf = 0, bad = 0, rc;
 	struct fts_trace *t;
 	struct fts_trace_stats st = { .size = sizeof(st) };
 	struct ev *v = NULL;
@@ -114,9 +116,11 @@ int fts_tool_trace(int argc, char **argv)
 		case 1:
 			if (!strcmp(val, "json"))
 				json = 1;
+			else if (!strcmp(val, "ctf"))
+				ctf = 1;
 			else if (strcmp(val, "text"))
 				return fts_tool_usage_error("trace", usage,
-							    "unknown --format '%s' (text or json)", val);
+							    "unknown --format '%s' (text, json or ctf)", val);
 			break;
 		case 2:
 			out = val;
@@ -136,6 +140,8 @@ int fts_tool_trace(int argc, char **argv)
 	}
 	if (!path)
 		return fts_tool_usage_error("trace", usage, "%s", "a trace FILE is required");
+	if (ctf && !out)
+		return fts_tool_usage_error("trace", usage, "%s", "--format ctf needs --out DIR");
 	{
 		static const clockid_t ids[FTS_TOOL_NCLK] = { CLOCK_REALTIME, CLOCK_TAI, CLOCK_MONOTONIC,
 							       CLOCK_BOOTTIME, CLOCK_MONOTONIC_RAW };
@@ -198,7 +204,18 @@ int fts_tool_trace(int argc, char **argv)
 		n++;
 	}
 	fts_trace_summary(t, &st);
-	if (out && !(o = fopen(out, "w"))) {
+	if (ctf) {
+		struct fts_trace_event **p = malloc((n ? n : 1) * sizeof(*p));
+		qsort(v, n, sizeof(*v), by_time);
+		for (size_t i = 0; p && i < n; i++)
+			p[i] = &v[i].e;
+		if (!p || fts_tool_trace_ctf(out, p, n, fts_tool_clock_arg[clk], clk <= 1,
+					     fts_trace_pid(t), st.dropped) < 0)
+			bad = 1;
+		free(p);
+		o = NULL;
+		out = NULL;
+	} else if (out && !(o = fopen(out, "w"))) {
 		fprintf(stderr, "faststamp trace: %s: %s\n", FTS_TOOL_CLEAN(out), strerror(errno));
 		bad = 1;
 		o = NULL;
