@@ -18,6 +18,7 @@ struct fts__evrec {
 	uint64_t f[FTS_EVENT_MAX_FIELDS];
 };
 #define FTS__EVREC_BYTES 48
+_Static_assert(sizeof(struct fts__evrec) == FTS__EVREC_BYTES, "a record is 48 bytes, no padding");
 #define FTS__EV_TYPE(h) ((h) & 0xffffu)
 #define FTS__EV_KIND(h) ((h) >> 16 & 3u)
 #define FTS__EV_NF(h) ((h) >> 20 & 7u)

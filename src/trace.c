@@ -104,13 +104,20 @@ static int take_batch(void *ctx, const struct fts__ring_batch *b)
 	q = p + FTS__EVENTS_HEAD_BYTES;
 	for (int run = 0; run < 2; run++) {
 		const struct fts__evrec *r = run ? b->rec2 : b->rec1;
-		for (size_t i = 0, n = run ? b->n2 : b->n1; i < n; i++, r++, q += FTS__EVREC_BYTES) {
+		size_t n = run ? b->n2 : b->n1;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/* the ring's layout is the file's */
+		memcpy(q, r, n * FTS__EVREC_BYTES);
+		q += n * FTS__EVREC_BYTES;
+#else
+		for (size_t i = 0; i < n; i++, r++, q += FTS__EVREC_BYTES) {
 			put64(q, r->stamp);
 			put32(q + 8, r->head);
 			put32(q + 12, r->tid);
 			for (int k = 0; k < FTS_EVENT_MAX_FIELDS; k++)
 				put64(q + 16 + 8 * k, r->f[k]);
 		}
+#endif
 	}
 	tr.round_events += b->n;
 	return block(p, tr.ev, &tr.nev, FTS__BLK_EVENTS, len);
