@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -181,14 +182,20 @@ static struct fts__ring *ring_new(void)
 	if (!(r = aligned_alloc(64, sizeof(*r))))
 		return NULL;
 	memset(r, 0, sizeof(*r));
-	if (!(r->rec = aligned_alloc(64, n * sizeof(struct fts__evrec)))) {
+	/* Every page mapped now, at the first event: no page fault in a later one. Not
+	 * inherited by a fork's child (which does not trace its parent's events): a fork
+	 * leaves no page of it copy-on-write, so the writer takes no fault after one. */
+	r->rec = mmap(NULL, n * sizeof(struct fts__evrec), PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (r->rec == MAP_FAILED) {
 		free(r);
 		return NULL;
 	}
+	madvise(r->rec, n * sizeof(struct fts__evrec), MADV_DONTFORK);
 	r->mask = n - 1;
 	r->tid = (uint32_t)syscall(SYS_gettid);
 	if (pthread_setspecific(ring_key, r)) {
-		free(r->rec);
+		munmap(r->rec, n * sizeof(struct fts__evrec));
 		free(r);
 		return NULL;
 	}
@@ -289,7 +296,7 @@ int fts__rings_drain(int (*fn)(void *ctx, const struct fts__ring_batch *b), void
 		}
 		if (dead) {   /* its thread is gone and every record it wrote was taken */
 			*pp = r->next;
-			free(r->rec);
+			munmap(r->rec, (r->mask + 1) * sizeof(struct fts__evrec));
 			free(r);
 			continue;
 		}
@@ -319,10 +326,16 @@ uint64_t fts__rings_orphan_drops(void)
 
 void fts__rings_forked(void)
 {
-	/* the parent's other threads do not exist here: their rings go at the next drain */
+	/* the records of the parent's rings are not mapped here (MADV_DONTFORK): the
+	 * child's threads make rings of their own, at their first event of its own trace */
 	pthread_mutex_lock(&rings_lock);
-	for (struct fts__ring *r = rings; r; r = r->next)
-		if (r != my_ring)
-			__atomic_store_n(&r->dead, 1, __ATOMIC_RELEASE);
+	while (rings) {
+		struct fts__ring *r = rings;
+		rings = r->next;
+		free(r);
+	}
+	my_ring = NULL;
+	pthread_setspecific(ring_key, NULL);
+	orphan_drops = 0;
 	pthread_mutex_unlock(&rings_lock);
 }

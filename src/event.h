@@ -78,7 +78,8 @@ size_t fts__rings_size(void);
  * whether the drain sleeps on it. */
 extern uint32_t fts__drain_kick;
 extern int fts__drain_sleeping;
-/* In a fork's child: the rings of the parent's other threads are let go. */
+/* In a fork's child: the parent's rings are let go (their records are not mapped in
+ * the child); the calling thread makes a new one at its next event. */
 void fts__rings_forked(void);
 
 #endif /* FTS__EVENT_H */
