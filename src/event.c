@@ -282,7 +282,7 @@ int fts__rings_drain(int (*fn)(void *ctx, const struct fts__ring_batch *b), void
 
 		if (h != t || d != r->dropped_seen) {
 			struct fts__ring_batch b = { .tid = r->tid, .dropped = d - r->dropped_seen,
-						     .n = (size_t)(h - t), .ring = r };
+						     .n = (size_t)(h - t) };
 			size_t at = (size_t)(t & r->mask);
 			b.rec1 = r->rec + at;
 			b.n1 = b.n < r->mask + 1 - at ? b.n : r->mask + 1 - at;

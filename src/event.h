@@ -52,20 +52,19 @@ const struct fts__evtype *fts__evtype_get(int id);
 int fts__evtype_parse(const char *name, const char *fields, struct fts__evtype *t);
 
 /* ---- event.c: rings ------------------------------------------------------------------ */
-/* The drain's side of every ring. With the trace's lock held (one consumer). */
+/* The drain's side of every ring, with the trace's lock held (one consumer): a ring's
+ * records since the last batch, in two runs (the ring wraps), and its drops since. */
 struct fts__ring;
-/* For each ring: fn(ctx, ring records in [*from, *to) copied out...) - the drain walks
- * them by fts__rings_next. */
 struct fts__ring_batch {
 	uint32_t tid;
-	uint64_t dropped;       /* since the last batch of this ring */
-	size_t n;               /* records in rec */
-	const struct fts__evrec *rec1, *rec2;   /* two runs (the ring wraps) */
+	uint64_t dropped;
+	size_t n;
+	const struct fts__evrec *rec1, *rec2;
 	size_t n1, n2;
-	struct fts__ring *ring;
 };
 /* Drain every ring: fn once for each ring with records or drops, then its records are
- * released (fts__ring_release). Returns what fn returned last non-zero, or 0. */
+ * released to its writer; the rings of threads gone are freed once empty. Returns what
+ * fn returned last non-zero, or 0. */
 int fts__rings_drain(int (*fn)(void *ctx, const struct fts__ring_batch *b), void *ctx);
 /* Start of a trace: records left in the rings and drops counted before are forgotten. */
 void fts__rings_reset(void);

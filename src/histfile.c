@@ -399,8 +399,7 @@ int fts_calib_save(const struct fts_calib *c, int fd)
 
 /* ---- reading ----------------------------------------------------------------------- */
 
-/* Read up to len bytes, fewer only at the end of the file: how many, or -EIO. */
-static ssize_t read_some(int fd, void *buf, size_t len)
+ssize_t fts__read_some(int fd, void *buf, size_t len)
 {
 	char *p = buf;
 	size_t got = 0;
@@ -422,7 +421,7 @@ static ssize_t read_some(int fd, void *buf, size_t len)
  * (-EBADMSG: the file ends inside). */
 static int read_all(int fd, void *buf, size_t len)
 {
-	ssize_t got = read_some(fd, buf, len);
+	ssize_t got = fts__read_some(fd, buf, len);
 
 	if (got < 0)
 		return (int)got;
@@ -603,7 +602,7 @@ struct fts_calib *fts__calib_copy(const struct fts_calib *c)
  * negative errno. */
 static int read_file_header(int fd, unsigned char f[16])
 {
-	ssize_t got = read_some(fd, f, 16);
+	ssize_t got = fts__read_some(fd, f, 16);
 
 	if (got < 0)
 		return (int)got;
@@ -830,7 +829,7 @@ int fts__load_clocks(int fd, unsigned want, struct fts_calib *out[FTS__NCLK],
 		uint32_t type, len, pad;
 		ssize_t got;
 
-		if ((got = read_some(fd, h, hlen)) < 0) {
+		if ((got = fts__read_some(fd, h, hlen)) < 0) {
 			rc = (int)got;
 			goto fail;
 		}

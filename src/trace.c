@@ -16,7 +16,6 @@
 #include "event.h"
 #include "histfile.h"
 #include "internal.h"
-#include "now.h"
 
 #define DRAIN_MIN_NS 1000000      /* a round every 1 ms while records arrive */
 #define DRAIN_MAX_NS 64000000     /* backing off to 64 ms when idle */
@@ -181,9 +180,8 @@ static int round_locked(int sample, uint64_t *moved)
 		put64(p + 8, orphans - tr.orphans_seen);
 		tr.round_dropped += orphans - tr.orphans_seen;
 		tr.orphans_seen = orphans;
-		if (!rc && (rc = out_block(FTS__BLK_EVENTS, p, sizeof(p))) == 0) {
-			/* moved behind the types below: fine, it holds no record */
-		}
+		if (!rc)   /* a block of no record: its place among the others is free */
+			rc = out_block(FTS__BLK_EVENTS, p, sizeof(p));
 	}
 	n = fts__evtypes_count();
 	for (; tr.types_written < n && !rc; tr.types_written++) {

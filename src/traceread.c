@@ -37,24 +37,6 @@ static uint64_t get64(const unsigned char *p)
 	return get32(p) | (uint64_t)get32(p + 4) << 32;
 }
 
-/* len bytes, or fewer at the end of the file: their count, or negative errno. */
-static ssize_t read_up_to(int fd, unsigned char *p, size_t len)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t r = read(fd, p + got, len - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return (ssize_t)got;
-}
-
 struct fts_trace *fts_trace_open(const char *path, clockid_t clock)
 {
 	struct fts_calib *c[FTS__NCLK];
@@ -85,7 +67,7 @@ struct fts_trace *fts_trace_open(const char *path, clockid_t clock)
 		t->hist_err = ENODATA;   /* too few samples: events, not converted */
 		rc = 0;
 	}
-	if (rc == 0 && (lseek(t->fd, 0, SEEK_SET) < 0 || read_up_to(t->fd, f, 16) != 16 ||
+	if (rc == 0 && (lseek(t->fd, 0, SEEK_SET) < 0 || fts__read_some(t->fd, f, 16) != 16 ||
 			memcmp(f, FTS__FILE_MAGIC, 8) || get32(f + 8) != FTS__FILE_VERSION))
 		rc = -EBADMSG;
 	if (rc) {
@@ -103,7 +85,7 @@ static int next_block(struct fts_trace *t, uint32_t *type, size_t *len)
 {
 	static const unsigned char zero[8];
 	unsigned char h[FTS__BLOCK_HEAD_BYTES];
-	ssize_t got = read_up_to(t->fd, h, sizeof(h));
+	ssize_t got = fts__read_some(t->fd, h, sizeof(h));
 	size_t n, pad;
 
 	if (got < 0)
@@ -126,7 +108,7 @@ static int next_block(struct fts_trace *t, uint32_t *type, size_t *len)
 		t->blk = b;
 		t->cap = n + pad;
 	}
-	if ((got = read_up_to(t->fd, t->blk, n + pad)) < 0)
+	if ((got = fts__read_some(t->fd, t->blk, n + pad)) < 0)
 		return (int)got;
 	if ((size_t)got < n + pad)
 		return 0;   /* cut inside the block: the whole ones before are the trace */
