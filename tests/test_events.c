@@ -594,6 +594,11 @@ static void ring_not_copied_on_fork(void **state)
 	char path[64];
 	struct rusage a, b;
 	(void)state;
+	if (FTS_TEST_SANITIZED) {
+		/* the sanitizers' shadow of the ring is copy-on-write after a fork */
+		FTS_SKIP("page faults are the sanitizer's own here (the plain build counts them)");
+		return;
+	}
 	int t = fts_event_define("cow", "i");
 	fresh_path(path, sizeof(path));
 	assert_int_equal(fts_trace_start(path), 0);
@@ -645,7 +650,7 @@ static void kill9_keeps_drained(void **state)
 	int st;
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 	uint64_t want = *drained, n = 0;
-	struct fts_trace *r = fts_trace_open(path, CLOCK_MONOTONIC);
+	struct fts_trace *r = fts_trace_open(path, CLOCK_REALTIME);   /* every backend's */
 	struct fts_trace_event ev;
 	int rc;
 	assert_non_null(r);

@@ -8,11 +8,16 @@ tool=$1 tracelog=$2
 work=$(mktemp -d /tmp/fts-trace.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# With the generic backend stamps are CLOCK_REALTIME readings: they convert to it alone,
+# and the trace holds no samples.
+clocks="realtime tai monotonic boottime raw"
+generic=
+"$tool" info | grep -q '^backend: *generic' && { clocks=realtime; generic=1; }
 
 "$tracelog" "$work/t.fts" 500 > "$work/log" || fail "tracelog exited $?: $(cat "$work/log")"
 grep -q '^5000 events, 0 dropped, 0 lost$' "$work/log" || fail "tracelog: $(cat "$work/log")"
 # a trace is a record of the clock too: the history tools read it
-"$tool" history "$work/t.fts" > /dev/null || fail "history of a trace exited $?"
+[ -n "$generic" ] || "$tool" history "$work/t.fts" > /dev/null || fail "history of a trace exited $?"
 # a path that exists: refused, untouched
 echo keep > "$work/exists"
 "$tracelog" "$work/exists" 1 > /dev/null 2> "$work/err" && fail "tracelog wrote over a file"
@@ -20,7 +25,7 @@ grep -q 'File exists' "$work/err" || fail "existing path: $(cat "$work/err")"
 [ "$(cat "$work/exists")" = keep ] || fail "the existing file changed"
 
 command -v python3 > /dev/null || { echo "SKIP: no python3 to parse the JSON"; exit 77; }
-for clock in realtime tai monotonic boottime raw; do
+for clock in $clocks; do
   "$tool" trace "$work/t.fts" --clock $clock > "$work/$clock.txt" 2> "$work/err" ||
     fail "trace --clock $clock exited $?: $(cat "$work/err")"
   [ "$(wc -l < "$work/$clock.txt")" -eq 5000 ] || fail "$clock: $(wc -l < "$work/$clock.txt") lines"
@@ -74,4 +79,4 @@ head -c $((size * 2 / 3)) "$work/t.fts" > "$work/cut.fts"
 grep -q 'not stopped' "$work/err" || fail "cut trace: $(cat "$work/err")"
 n=$(wc -l < "$work/cut.txt")
 [ "$n" -gt 0 ] && [ "$n" -lt 5000 ] || fail "cut trace: $n events"
-echo "ok: 5000 events on five clocks, text and JSON agree to the ns"
+echo "ok: 5000 events on $clocks, text and JSON agree to the ns"

@@ -7,11 +7,16 @@ tool=$1 tracelog=$2
 work=$(mktemp -d /tmp/fts-trace-ctf.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# With the generic backend stamps are CLOCK_REALTIME readings: they convert to it alone,
+# and the trace holds no samples.
+clocks="realtime tai monotonic boottime raw"
+generic=
+"$tool" info | grep -q '^backend: *generic' && { clocks=realtime; generic=1; }
 command -v babeltrace2 > /dev/null || { echo "SKIP: no babeltrace2 (scripts/deps.sh installs it)"; exit 77; }
 command -v python3 > /dev/null || { echo "SKIP: no python3"; exit 77; }
 
 "$tracelog" "$work/t.fts" 300 > "$work/log" || fail "tracelog exited $?: $(cat "$work/log")"
-for clock in realtime tai monotonic boottime raw; do
+for clock in $clocks; do
   "$tool" trace "$work/t.fts" --clock $clock > "$work/$clock.txt" 2> "$work/err" ||
     fail "trace --clock $clock exited $?: $(cat "$work/err")"
   "$tool" trace "$work/t.fts" --clock $clock --format ctf --out "$work/ctf-$clock" 2> "$work/err" ||
@@ -46,8 +51,8 @@ if bt != text or sum(text.values()) != 3000:
 PY
 done
 # the directory must be new: nothing is written over
-"$tool" trace "$work/t.fts" --format ctf --out "$work/ctf-raw" > /dev/null 2> "$work/err" &&
+"$tool" trace "$work/t.fts" --format ctf --out "$work/ctf-realtime" > /dev/null 2> "$work/err" &&
   fail "ctf into an existing directory"
 grep -q 'File exists' "$work/err" || fail "existing directory: $(cat "$work/err")"
 "$tool" trace "$work/t.fts" --format ctf > /dev/null 2> "$work/err"; [ $? -eq 2 ] || fail "ctf without --out"
-echo "ok: 3000 events on five clocks, babeltrace2 agrees to the ns"
+echo "ok: 3000 events on $clocks, babeltrace2 agrees to the ns"
