@@ -581,10 +581,11 @@ FTS__API int fts_clock_record(const char *path);
  * store_fast_timestamp()'s, then the record (stamp, type, kind, field count, the
  * thread's id, four fields) written to the thread's ring and published with one
  * release store of the ring's head. Wait-free, no system call, no lock, no allocation
- * after the thread's first event (which allocates its ring: 16384 records, 768 KiB,
- * FASTSTAMP_EVENT_RING records instead, a power of two from 64 to 2^24), and the only
- * shared cache line written is the thread's own ring's head (the drain writes the
- * tail, on a line of its own). Cost order of magnitude: a store_fast_timestamp and a
+ * and no page fault after the thread's first event (which maps its ring, every page at
+ * once: 16384 records, 768 KiB, or FASTSTAMP_EVENT_RING records, a power of two from
+ * 64 to 2^24; a fork's child does not inherit it, so no page of it becomes
+ * copy-on-write), and the only shared memory written is the thread's own ring (the
+ * drain writes the tail, on a cache line of its own). Cost order of magnitude: a store_fast_timestamp and a
  * few ns (docs/benchmarks.md has the measured figures). A full ring never blocks: the
  * event is dropped, counted in the thread's ring, and the count reaches the trace.
  * Async-signal-safe once the thread has its ring (an event in a handler that
