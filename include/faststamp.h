@@ -698,28 +698,31 @@ static inline int fts__event(int type, unsigned kind, unsigned n, uint64_t f0, u
 			      (type < 0 || type > 0xffff ? 1u << 31 : 0), f0, f1, f2, f3);
 }
 
-/* The number of fields given (0-4; 5 or more fails to compile: an array of negative
- * size), and the fields padded with zeros. */
-#define FTS__EV_NARGS(...) FTS__EV_NARGS_(0, ##__VA_ARGS__, 5, 4, 3, 2, 1, 0)
-#define FTS__EV_NARGS_(z, a, b, c, d, e, n, ...) n
-#define FTS__EV_F(i, ...) FTS__EV_F_(i, ##__VA_ARGS__, 0, 0, 0, 0)
-#define FTS__EV_F_(i, a, b, c, d, ...) \
-	((i) == 0 ? (uint64_t)(a) : (i) == 1 ? (uint64_t)(b) : (i) == 2 ? (uint64_t)(c) : (uint64_t)(d))
-#define FTS__EV(type, kind, ...)                                                          \
-	fts__event((type), (kind),                                                        \
-		   (unsigned)sizeof(char[1 - 2 * (FTS__EV_NARGS(__VA_ARGS__) > 4)]) * 0 +   \
-			   FTS__EV_NARGS(__VA_ARGS__),                                        \
-		   FTS__EV_F(0, ##__VA_ARGS__), FTS__EV_F(1, ##__VA_ARGS__),                 \
-		   FTS__EV_F(2, ##__VA_ARGS__), FTS__EV_F(3, ##__VA_ARGS__))
+/* Standard C99 variadic macros (no GNU extension): the first argument is the type.
+ * FTS__EV_N: the fields given (0-4; 5 fails to compile: an array of negative size);
+ * FTS__EV_T, FTS__EV_0..3: the type and the fields, padded with zeros. */
+#define FTS__EV_N(...) FTS__EV_N_(__VA_ARGS__, 5, 4, 3, 2, 1, 0, 0)
+#define FTS__EV_N_(t, a, b, c, d, e, n, ...) n
+#define FTS__EV_T(t, ...) (t)
+#define FTS__EV_0(t, a, b, c, d, ...) ((uint64_t)(a))
+#define FTS__EV_1(t, a, b, c, d, ...) ((uint64_t)(b))
+#define FTS__EV_2(t, a, b, c, d, ...) ((uint64_t)(c))
+#define FTS__EV_3(t, a, b, c, d, ...) ((uint64_t)(d))
+#define FTS__EV(kind, ...)                                                                \
+	fts__event(FTS__EV_T(__VA_ARGS__, 0), (kind),                                     \
+		   (unsigned)sizeof(char[1 - 2 * (FTS__EV_N(__VA_ARGS__) > 4)]) * 0 +       \
+			   FTS__EV_N(__VA_ARGS__),                                            \
+		   FTS__EV_0(__VA_ARGS__, 0, 0, 0, 0, 0), FTS__EV_1(__VA_ARGS__, 0, 0, 0, 0, 0), \
+		   FTS__EV_2(__VA_ARGS__, 0, 0, 0, 0, 0), FTS__EV_3(__VA_ARGS__, 0, 0, 0, 0, 0))
 
 /* fts_event(type, ...) - an instant of type with 0-4 uint64_t fields, in the order the
  * type names them. fts_span_begin / fts_span_end - the start and the end of a span
  * (a reader pairs an end with the latest unended begin of its type in its thread; the
  * end may carry fields of its own). See THE HOT PATH above for cost, errors and
- * safety. */
-#define fts_event(type, ...) FTS__EV((type), FTS_EVENT_INSTANT, ##__VA_ARGS__)
-#define fts_span_begin(type, ...) FTS__EV((type), FTS_EVENT_BEGIN, ##__VA_ARGS__)
-#define fts_span_end(type, ...) FTS__EV((type), FTS_EVENT_END, ##__VA_ARGS__)
+ * safety. Standard C (C99 and later, C++11), no compiler extension. */
+#define fts_event(...) FTS__EV(FTS_EVENT_INSTANT, __VA_ARGS__)
+#define fts_span_begin(...) FTS__EV(FTS_EVENT_BEGIN, __VA_ARGS__)
+#define fts_span_end(...) FTS__EV(FTS_EVENT_END, __VA_ARGS__)
 
 /* ---- Reading a trace -------------------------------------------------------------- */
 
