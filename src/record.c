@@ -63,8 +63,7 @@ static uint32_t get32le(const unsigned char *p)
 }
 
 /* A new entry of type, with room for len bytes of payload: its payload, or NULL (no
- * memory: the tap loses it, and a trace then lacks a sample, which costs a wider bound
- * there, never a wrong one). */
+ * memory: the trace's history then lacks that sample or event). */
 static unsigned char *tap_entry(uint32_t type, size_t len)
 {
 	unsigned char *p = tap_room(8 + len);
