@@ -585,9 +585,9 @@ FTS__API int fts_clock_record(const char *path);
  * once: 16384 records, 768 KiB, or FASTSTAMP_EVENT_RING records, a power of two from
  * 64 to 2^24; a fork's child does not inherit it, so no page of it becomes
  * copy-on-write), and the only shared memory written is the thread's own ring (the
- * drain writes the tail, on a cache line of its own). Cost order of magnitude: a store_fast_timestamp and a
- * few ns (docs/benchmarks.md has the measured figures). A full ring never blocks: the
- * event is dropped, counted in the thread's ring, and the count reaches the trace.
+ * drain writes the tail, on a cache line of its own). Cost: a store_fast_timestamp()
+ * and a few ns (~1.2x it; `faststamp bench` measures it). A full ring never blocks:
+ * the event is dropped, counted in the thread's ring, and the count reaches the trace.
  * Async-signal-safe once the thread has its ring (an event in a handler that
  * interrupted an event of the same thread is dropped and counted). Thread-safe.
  * They return 0 when the event was written or no trace runs (nothing to do), or -1
