@@ -640,11 +640,16 @@ static void kill9_keeps_drained(void **state)
 		for (uint64_t i = 0;; i++) {
 			while (fts_event(t, i) != 0)
 				;   /* a full ring: the drain catches up */
+			if (i % 2000 == 1999)
+				usleep(10000);   /* a writer that rests: some 20 MB in 2 s */
 			if (i % 1000 == 999 && fts_trace_drain() == 0)
 				__atomic_store_n(drained, i + 1, __ATOMIC_RELEASE);
 		}
 	}
-	while (__atomic_load_n(drained, __ATOMIC_ACQUIRE) < 200000)
+	/* 2 s in (the file holds the sampler's samples of them too), and after 200,000
+	 * records the writer saw drained */
+	int64_t until = now_ns(CLOCK_MONOTONIC) + 2000000000;
+	while (__atomic_load_n(drained, __ATOMIC_ACQUIRE) < 200000 || now_ns(CLOCK_MONOTONIC) < until)
 		usleep(1000);
 	kill(pid, SIGKILL);
 	int st;
