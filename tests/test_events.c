@@ -672,80 +672,13 @@ static void kill9_keeps_drained(void **state)
 	unlink(path);
 }
 
-/* ---- the same history, the same ns --------------------------------------------------- */
-
-/* In a fresh process (exec'd: no sample before its trace), every sample of the process
- * clock is in the trace, so the file's history is the process's: an event well inside
- * it (settled: more than five samples after it) converts from the file to exactly the
- * ns and bound fts_convert_clock gives live, on every clock. The exit status says
- * which check failed. */
-static int fresh_writer(const char *path)
-{
-	int t = fts_event_define("fresh", "i");
-	if (t < 0 || fts_trace_start(path) < 0)
-		return 2;
-	for (int i = 0; i < 200; i++) {
-		if (fts_event(t, (uint64_t)i) < 0)
-			return 3;
-		usleep(500);
-	}
-	usleep(800000);   /* the sampler's 100 ms: seven samples and more after them */
-	if (fts_trace_stop() < 0)
-		return 4;
-	for (int k = 0; k < 5; k++) {
-		struct fts_trace *r = fts_trace_open(path, clocks[k]);
-		struct fts_trace_event ev;
-		int n = 0;
-		if (!r)
-			return 5;
-		while (fts_trace_next(r, &ev) == 1) {
-			int64_t ns, err;
-			n++;
-			if (ev.stamp & FTS_STAMP_CLOCK_TAG)   /* generic: CLOCK_REALTIME's alone */
-				continue;
-			if (fts_convert_clock(&ev.stamp, clocks[k], &ns, &err) < 0 || ev.error)
-				return 6;
-			if (ns != ev.ns || err != ev.err_ns) {
-				fprintf(stderr, "clock %d event %d: live %" PRId64 " +- %" PRId64
-					", file %" PRId64 " +- %" PRId64 "\n", k, n, ns, err, ev.ns, ev.err_ns);
-				return 7;
-			}
-		}
-		fts_trace_close(r);
-		if (n != 200)
-			return 8;
-	}
-	return 0;
-}
-
-static void same_history_same_ns(void **state)
-{
-	char path[64];
-	(void)state;
-	fresh_path(path, sizeof(path));
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		execl("/proc/self/exe", "test_events", "--fresh-writer", path, (char *)NULL);
-		_exit(127);
-	}
-	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
-	unlink(path);
-}
-
 int main(int argc, char **argv)
 {
-	if (argc == 3 && !strcmp(argv[1], "--fresh-writer"))
-		return fresh_writer(argv[2]);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(define_refuses_bad_input),
 		cmocka_unit_test(events_refuse_bad_input),
 		cmocka_unit_test(start_refuses_existing_path),
 		cmocka_unit_test(fidelity_every_clock),
-		cmocka_unit_test(same_history_same_ns),
 		cmocka_unit_test(produced_is_written_plus_dropped),
 		cmocka_unit_test(cut_anywhere_keeps_whole_blocks),
 		cmocka_unit_test(flipped_bit_refused),
