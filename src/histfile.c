@@ -63,7 +63,7 @@ static uint32_t get32(const unsigned char *p)
 }
 
 /* Eight bytes a step (slicing-by-8): a trace's drain puts every record under a CRC, so
- * this is its cost per byte (about a cycle; a nibble at a time took eight). The tables
+ * this is its cost per byte (a quarter of what a nibble at a time took). The tables
  * are made once, at the first use. */
 static uint32_t crc_t[8][256];
 static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
