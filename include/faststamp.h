@@ -613,6 +613,219 @@ FTS__API int fts_clock_save(int fd);
  * Thread-safe, not async-signal-safe. */
 FTS__API int fts_clock_record(const char *path);
 
+
+/* ---- Events: tracers and loggers --------------------------------------------------
+ *
+ * A program stamps any event it wants to keep for one counter read and a 48-byte
+ * record in the calling thread's own ring; a drain moves the records into a trace
+ * file, with the process clock's samples beside them, so that the trace converts
+ * later, on another machine, with no live process (`faststamp trace FILE`, or
+ * fts_trace_open()). docs/events.md is the design: record, ring, drain, file, and what
+ * is lost when.
+ *
+ *   int t = fts_event_define("rx", "bytes,queue");   once, any thread
+ *   fts_trace_start("run.fts");                         a new file
+ *   fts_event(t, n, q);                                 an instant, 0-4 uint64_t fields
+ *   fts_span_begin(t, n, q); ... fts_span_end(t);       a span
+ *   fts_trace_stop();                                   every ring drained, file done
+ *
+ * THE HOT PATH. fts_event(), fts_span_begin() and fts_span_end() are macros over a
+ * static inline: with no trace running they load one flag and return 0 (~1 ns). While
+ * a trace runs they call into the library once: a counter read ordered as
+ * store_fast_timestamp()'s, then the record (stamp, type, kind, field count, the
+ * thread's id, four fields) written to the thread's ring and published with one
+ * release store of the ring's head. Wait-free, no system call, no lock, no allocation
+ * and no page fault after the thread's first event (which maps its ring, every page at
+ * once: 16384 records, 768 KiB, or FASTSTAMP_EVENT_RING records, a power of two from
+ * 64 to 2^24; a fork's child does not inherit it, so no page of it becomes
+ * copy-on-write), and the only shared memory written is the thread's own ring (the
+ * drain writes the tail, on a cache line of its own). Cost: a store_fast_timestamp()
+ * and a few ns (~1.2x it; `faststamp bench` measures it). A full ring never blocks:
+ * the event is dropped, counted in the thread's ring, and the count reaches the trace.
+ * Async-signal-safe once the thread has its ring (an event in a handler that
+ * interrupted an event of the same thread is dropped and counted). Thread-safe.
+ * They return 0 when the event was written or no trace runs (nothing to do), or -1
+ * with errno: EINVAL (type not defined, or more fields than it was defined with),
+ * ENOBUFS (the ring was full: dropped and counted), ENOMEM (the thread's first event
+ * found no memory for its ring: dropped and counted in fts_trace_stats.dropped).
+ * The fields are uint64_t: pass integers (a double through memcpy or a union).
+ *
+ * THE DRAIN. A thread of the library, started by fts_trace_start() with every signal
+ * blocked, moves the records of every ring into the file in batches: every 1 ms while
+ * records arrive, backing off to every 64 ms when idle, and at once when a writer
+ * finds its ring half full (one futex wake, a system call made on that path alone).
+ * fts_trace_drain() does a round in the caller. Each round writes the process clock's
+ * samples taken since the last (the blocks of a record, faststamp-history(5)), then the
+ * event types defined since, then the records, one block a ring, each under a CRC:
+ * a process killed at any moment leaves a trace that loads with every record of every
+ * round written before. A write that fails (a full disk) cuts the file back to its
+ * last whole block; the records of that round are lost and counted
+ * (fts_trace_stats.lost), the writers go on, and later rounds try again.
+ *
+ * FORK. A child does not trace: its events return 0 and are not written, it never
+ * writes its parent's file, and it may start a trace of its own, in a new file.
+ */
+
+/* At most this many fields an event type. */
+#define FTS_EVENT_MAX_FIELDS 4
+/* A type's name: 1-63 bytes of printable ASCII but '"' and '\'. */
+#define FTS_EVENT_NAME_MAX 63
+/* A field's name: 1-31 bytes, a C identifier ([A-Za-z_][A-Za-z0-9_]*). */
+#define FTS_EVENT_FIELD_MAX 31
+/* Event types a process may define. */
+#define FTS_EVENT_TYPES_MAX 1024
+
+/* An event's kind. */
+enum { FTS_EVENT_INSTANT = 0, FTS_EVENT_BEGIN = 1, FTS_EVENT_END = 2 };
+
+/* fts_trace_start - from now on, this process's events go to a new file at path.
+ * The file is created (O_EXCL: a path that exists, whatever it is, gives EEXIST and
+ * is not touched), its header written, the process clock calibrated (this process's
+ * own samples: the machine's shared history is left, as fts_clock_record does) and two
+ * samples taken 2 ms apart into it, so that every stamp from now on converts from the
+ * file alone; the drain thread is started. Records left in rings from before (an event
+ * that raced the previous fts_trace_stop) are discarded.
+ * Returns 0, or -1 with errno: EINVAL (path NULL or empty), EBUSY (a trace runs: stop
+ * it first), the errors of open(2) and write(2) (the file is then removed), EAGAIN
+ * (no thread could be started), or fts_clock_start()'s. Cost: ~10-20 ms (the counter's
+ * frequency, the samples). Thread-safe, not async-signal-safe. */
+FTS__API int fts_trace_start(const char *path);
+
+/* fts_trace_stop - end the trace: a last sample taken, every ring drained, a summary
+ * block (events written, dropped, lost) written, the file closed, the drain thread
+ * gone. Events stored while it runs may miss the file (they are discarded at the next
+ * start). Returns 0, or -1 with errno: ENOENT (no trace runs), or the first write
+ * error of the trace (ENOSPC, EIO, ...: fts_trace_stats says how many records it lost);
+ * the trace is stopped either way. Thread-safe, not async-signal-safe. */
+FTS__API int fts_trace_stop(void);
+
+/* fts_trace_drain - one drain round now, in the caller (as the drain thread does):
+ * every record in the rings, and the samples taken since the last round, written to
+ * the file. Returns 0, or -1 with errno: ENOENT (no trace runs), or a write's error
+ * (the round's records are then lost and counted). Thread-safe, not async-signal-safe.
+ * Cost: ~10-100 ns a record plus a write(2). */
+FTS__API int fts_trace_drain(void);
+
+/* What a trace holds or held, by fts_trace_stats() (the running or last trace) and
+ * fts_trace_summary() (a trace file read). events: records written to the file;
+ * dropped: events a full ring (or no memory for a ring) refused; lost: records drained
+ * but not written (a write failed); produced = events + dropped + lost, exactly, once
+ * every ring is drained. */
+struct fts_trace_stats {
+	size_t size;            /* in: sizeof(struct fts_trace_stats) */
+	uint64_t events, dropped, lost;
+	uint64_t bytes;         /* the file's length (written; read) */
+	int write_error;        /* the first write error, 0 */
+	int stopped;            /* fts_trace_summary: the file ends with the summary of a
+				 * trace stopped by fts_trace_stop (0: killed, or cut) */
+};
+
+/* fts_trace_stats - the running trace's counts, or the last one's after its stop,
+ * as drained so far. Returns 0, or -1 with errno EINVAL (st NULL or st->size too
+ * small). Thread-safe. */
+FTS__API int fts_trace_stats(struct fts_trace_stats *st);
+
+/* fts_event_define - an event type: its name and comma-separated field names, at most
+ * FTS_EVENT_MAX_FIELDS ("" for none). Returns its id (0, 1, ... in the order of
+ * definition), or -1 with errno: EINVAL (a NULL or bad name: empty, longer than
+ * FTS_EVENT_NAME_MAX, a byte outside printable ASCII, '"' or '\'; a bad field name:
+ * empty, too long, not an identifier, repeated; more than FTS_EVENT_MAX_FIELDS
+ * fields), EEXIST (the name is defined with other fields), ENOSPC (FTS_EVENT_TYPES_MAX
+ * types defined). The same name with the same fields gives the same id, so that any
+ * number of threads may define it. Types live as long as the process and go into
+ * every trace. Thread-safe, not async-signal-safe. Cost: ~1 us (a mutex, a scan). */
+FTS__API int fts_event_define(const char *name, const char *fields);
+
+/* ABI-private: read by the inline event calls, written by the library. Non-zero while
+ * a trace runs. Do not use. */
+extern FTS__API int fts__trace_on;
+/* ABI-private: write an event (head: type | kind << 16 | nfields << 20). */
+FTS__API int fts__event_put(uint32_t head, uint64_t f0, uint64_t f1, uint64_t f2,
+			    uint64_t f3);
+
+static inline int fts__event(int type, unsigned kind, unsigned n, uint64_t f0, uint64_t f1,
+			     uint64_t f2, uint64_t f3)
+{
+	if (__builtin_expect(!__atomic_load_n(&fts__trace_on, __ATOMIC_RELAXED), 0))
+		return 0;
+	return fts__event_put(((uint32_t)type & 0xffffu) | kind << 16 | n << 20 |
+			      (type < 0 || type > 0xffff ? 1u << 31 : 0), f0, f1, f2, f3);
+}
+
+/* Standard C99 variadic macros (no GNU extension): the first argument is the type.
+ * FTS__EV_N: the fields given (0-4; 5 fails to compile: an array of negative size);
+ * FTS__EV_T, FTS__EV_0..3: the type and the fields, padded with zeros. */
+#define FTS__EV_N(...) FTS__EV_N_(__VA_ARGS__, 5, 4, 3, 2, 1, 0, 0)
+#define FTS__EV_N_(t, a, b, c, d, e, n, ...) n
+#define FTS__EV_T(t, ...) (t)
+#define FTS__EV_0(t, a, b, c, d, ...) ((uint64_t)(a))
+#define FTS__EV_1(t, a, b, c, d, ...) ((uint64_t)(b))
+#define FTS__EV_2(t, a, b, c, d, ...) ((uint64_t)(c))
+#define FTS__EV_3(t, a, b, c, d, ...) ((uint64_t)(d))
+#define FTS__EV(kind, ...)                                                                \
+	fts__event(FTS__EV_T(__VA_ARGS__, 0), (kind),                                     \
+		   (unsigned)sizeof(char[1 - 2 * (FTS__EV_N(__VA_ARGS__) > 4)]) * 0 +       \
+			   FTS__EV_N(__VA_ARGS__),                                            \
+		   FTS__EV_0(__VA_ARGS__, 0, 0, 0, 0, 0), FTS__EV_1(__VA_ARGS__, 0, 0, 0, 0, 0), \
+		   FTS__EV_2(__VA_ARGS__, 0, 0, 0, 0, 0), FTS__EV_3(__VA_ARGS__, 0, 0, 0, 0, 0))
+
+/* fts_event(type, ...) - an instant of type with 0-4 uint64_t fields, in the order the
+ * type names them. fts_span_begin / fts_span_end - the start and the end of a span
+ * (a reader pairs an end with the latest unended begin of its type in its thread; the
+ * end may carry fields of its own). See THE HOT PATH above for cost, errors and
+ * safety. Standard C (C99 and later, C++11), no compiler extension. */
+#define fts_event(...) FTS__EV(FTS_EVENT_INSTANT, __VA_ARGS__)
+#define fts_span_begin(...) FTS__EV(FTS_EVENT_BEGIN, __VA_ARGS__)
+#define fts_span_end(...) FTS__EV(FTS_EVENT_END, __VA_ARGS__)
+
+/* ---- Reading a trace -------------------------------------------------------------- */
+
+/* One event of a trace file, as fts_trace_next() gives it. */
+struct fts_trace_event {
+	fast_timestamp_t stamp;
+	int64_t ns, err_ns;          /* on the clock the trace was opened with: the clock
+				      * read within ns +/- err_ns at the event */
+	int error;                   /* 0, or why it did not convert (ns, err_ns then 0, -1):
+				      * ENODATA (the file holds fewer than two samples), ERANGE,
+				      * ENOTSUP (a CLOCK_REALTIME reading, bit 63, on another
+				      * clock) */
+	int type, kind;              /* kind: FTS_EVENT_INSTANT, _BEGIN or _END */
+	uint32_t tid;                /* the writer's thread id (gettid) */
+	unsigned nfields;
+	uint64_t fields[FTS_EVENT_MAX_FIELDS];
+	const char *name;            /* the type's; valid until fts_trace_close */
+	const char *field_names[FTS_EVENT_MAX_FIELDS];   /* NULL past the type's fields */
+};
+
+struct fts_trace;
+
+/* fts_trace_open - open the trace file at path for reading, converting its stamps to
+ * clock (as fts_convert_clock). The file's history is loaded at once (streamed:
+ * the memory of the history, not of the file); the events are then read one block at
+ * a time by fts_trace_next(). Every block is under a CRC: a file changed anywhere is
+ * refused (EBADMSG), a file cut short (a killed writer) gives every whole block before
+ * the cut. Returns the trace, or NULL with errno: EINVAL (path NULL, or another clock),
+ * EBADMSG (not a trace, a bad checksum, or a history of an older format without that
+ * clock), ENOMEM, or open(2)'s. Not async-signal-safe. */
+FTS__API struct fts_trace *fts_trace_open(const char *path, clockid_t clock);
+
+/* fts_trace_next - the next event, in the file's order (each thread's in the order it
+ * wrote them; threads interleave by drain round). Returns 1 with *ev, 0 at the end of
+ * the file (or of its last whole block), -1 with errno EBADMSG (a damaged block: the
+ * file is refused from there), ENOMEM or EIO. */
+FTS__API int fts_trace_next(struct fts_trace *t, struct fts_trace_event *ev);
+
+/* fts_trace_summary - what the file said of its trace, as far as it was read (all of
+ * it once fts_trace_next() returned 0): events read, dropped and lost by the writer.
+ * 0, or -1 with errno EINVAL. */
+FTS__API int fts_trace_summary(const struct fts_trace *t, struct fts_trace_stats *st);
+
+/* fts_trace_pid - the process that wrote the trace. */
+FTS__API int fts_trace_pid(const struct fts_trace *t);
+
+/* fts_trace_close - release a trace opened for reading. NULL is ignored. */
+FTS__API void fts_trace_close(struct fts_trace *t);
+
 #ifdef __cplusplus
 }
 #endif

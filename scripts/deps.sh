@@ -10,7 +10,7 @@ if [ "${1:-test}" != build ]; then
          qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross
          gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
          qemu-system-x86 busybox-static cpio
-         abigail-tools python3
+         abigail-tools python3 babeltrace2
          debhelper lintian mmdebstrap systemd)
 fi
 missing=()

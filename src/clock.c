@@ -682,7 +682,8 @@ static void *sampler(void *arg)
 		pthread_mutex_lock(&fts__pc_lock);
 		/* A conversion since the last round, a record to keep, or a history to
 		 * publish: not idle. */
-		if (__atomic_exchange_n(&used, 0, __ATOMIC_RELAXED) || fts__record_on() || fts__serving())
+		if (__atomic_exchange_n(&used, 0, __ATOMIC_RELAXED) || fts__record_on() || fts__record_tapping() ||
+		    fts__serving())
 			idle = 0;
 		else
 			idle++;
@@ -1060,6 +1061,66 @@ int fts_clock_record(const char *path)
 		fts__record_undo(&f);
 	note_use();
 	return rc ? fts__fail(rc) : 0;
+}
+
+/* ---- a trace's history ----------------------------------------------------------- */
+
+static int counter_in_use_locked(void)
+{
+	return src.counter != fts__hw_counter ||
+	       (FTS__HAVE_COUNTER && fts__backend_choice()->store_counter);
+}
+
+int fts__clock_tap_start(struct fts__head *h)
+{
+	int rc = 0, use;
+
+	pthread_mutex_lock(&fts__pc_lock);
+	use = counter_in_use_locked();
+	pthread_mutex_unlock(&fts__pc_lock);
+	clock_id(h, use);
+	if (!use)
+		return 0;
+	/* a trace converts with this process's own samples, as a record does */
+	fts__clock_leave_shared("tracing with fts_trace_start");
+	pthread_mutex_lock(&fts__pc_lock);
+	fts__attach_never();
+	fts__record_tap(1);
+	/* two samples in the trace: with them alone it converts every stamp after */
+	for (int i = 0; i < 2 && rc == 0; i++) {
+		if (i) {
+			int64_t now;
+			if (fts__now(CLOCK_MONOTONIC, &now) == 0)
+				fts__sleep_until(now + FIRST_GAP_NS);
+		}
+		uint64_t before = taken;
+		if ((rc = start_locked()) == 0 && taken == before)
+			rc = sample_locked(NULL);
+	}
+	if (rc)
+		fts__record_tap(0);
+	pthread_mutex_unlock(&fts__pc_lock);
+	note_use();
+	return rc;
+}
+
+size_t fts__clock_tap_take(unsigned char **buf, int sample)
+{
+	size_t n;
+
+	pthread_mutex_lock(&fts__pc_lock);
+	if (sample && fts__record_tapping())
+		sample_locked(NULL);
+	n = fts__record_tap_take(buf);
+	pthread_mutex_unlock(&fts__pc_lock);
+	return n;
+}
+
+void fts__clock_tap_stop(void)
+{
+	pthread_mutex_lock(&fts__pc_lock);
+	fts__record_tap(0);
+	pthread_mutex_unlock(&fts__pc_lock);
 }
 
 /* ---- the seam for tests, and state for fts_get_info ------------------------------- */

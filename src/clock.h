@@ -156,6 +156,16 @@ int fts__clock_serve_news(unsigned *seq, char *buf, size_t len, int *failed);
  * read again). */
 uint64_t fts__clock_counter_now(void);
 int fts__clock_uses_hw(void);
+/* A trace's history (record.h's tap): the clock calibrated from this process's own
+ * samples, the tap started and two samples 2 ms apart taken into it. *h: what the
+ * history is of. 0 (also with no counter in use: stamps are clock readings, nothing to
+ * tap), or negative errno. */
+struct fts__head;
+int fts__clock_tap_start(struct fts__head *h);
+/* The tap's blocks since the last take (fts__record_tap_take); sample: one sample first,
+ * so that the stamps before it lie inside the history. */
+size_t fts__clock_tap_take(unsigned char **buf, int sample);
+void fts__clock_tap_stop(void);
 /* The kernel's clocksource now (through the source's seam). 0 or negative errno. */
 int fts__clock_clocksource(char *out, size_t len);
 uint64_t fts__clock_samples_taken(void);

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "bracket.h"
 #include "faststamp.h"
@@ -91,6 +92,12 @@ void fts__boot_id(uint8_t id[16]);
 uint32_t fts__crc32(uint32_t crc, const void *p, size_t len);
 /* Write a whole file's header and a HEAD block to fd. 0 or negative errno. */
 int fts__write_header(int fd, const struct fts__head *h);
+/* A block in memory: its len bytes of payload are at out + FTS__BLOCK_HEAD_BYTES
+ * already; the header goes before them and the padding after (room for both is the
+ * caller's: FTS__BLOCK_HEAD_BYTES + len + 7). Returns the block's length. */
+size_t fts__put_block(unsigned char *out, uint32_t type, uint32_t len);
+/* Read up to len bytes from fd, fewer only at the end of the file: how many, or -EIO. */
+ssize_t fts__read_some(int fd, void *buf, size_t len);
 /* Write one block. 0 or negative errno. */
 int fts__write_block(int fd, uint32_t type, const void *payload, uint32_t len);
 /* The payloads of SAMPLES, CLKSAMPLES and EVENT blocks, encoded little-endian into buf

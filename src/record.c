@@ -27,6 +27,96 @@ static struct {
 	int64_t flushed_at;     /* CLOCK_MONOTONIC */
 } rec = { .fd = -1 };
 
+/* The tap (record.h): entries of type, length, payload; samples go on the last entry
+ * while it is a CLKSAMPLES one. */
+static struct {
+	int on;
+	unsigned char *buf;
+	size_t n, cap;
+	size_t last;            /* the offset of the last entry, or SIZE_MAX */
+} tap = { .last = SIZE_MAX };
+
+static unsigned char *tap_room(size_t m)
+{
+	if (tap.cap - tap.n < m) {
+		size_t cap = tap.cap ? tap.cap * 2 : 64 * FTS__CLKSAMPLE_BYTES;
+		unsigned char *b;
+		while (cap - tap.n < m)
+			cap *= 2;
+		if (!(b = realloc(tap.buf, cap)))
+			return NULL;
+		tap.buf = b;
+		tap.cap = cap;
+	}
+	return tap.buf + tap.n;
+}
+
+static void put32le(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> 8 * i);
+}
+
+static uint32_t get32le(const unsigned char *p)
+{
+	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* A new entry of type, with room for len bytes of payload: its payload, or NULL (no
+ * memory: the trace's history then lacks that sample or event). */
+static unsigned char *tap_entry(uint32_t type, size_t len)
+{
+	unsigned char *p = tap_room(8 + len);
+
+	if (!p)
+		return NULL;
+	put32le(p, type);
+	put32le(p + 4, (uint32_t)len);
+	tap.last = tap.n;
+	tap.n += 8 + len;
+	return p + 8;
+}
+
+static void tap_sample(const struct fts__psample *s, uint32_t steps)
+{
+	unsigned char *p;
+
+	if (tap.last != SIZE_MAX && get32le(tap.buf + tap.last) == FTS__BLK_CLKSAMPLES) {
+		if (!(p = tap_room(FTS__CLKSAMPLE_BYTES)))
+			return;
+		put32le(tap.buf + tap.last + 4, get32le(tap.buf + tap.last + 4) + FTS__CLKSAMPLE_BYTES);
+		tap.n += FTS__CLKSAMPLE_BYTES;
+	} else if (!(p = tap_entry(FTS__BLK_CLKSAMPLES, FTS__CLKSAMPLE_BYTES))) {
+		return;
+	}
+	fts__put_clksample(p, s->k, steps);
+}
+
+void fts__record_tap(int on)
+{
+	free(tap.buf);
+	tap.buf = NULL;
+	tap.n = tap.cap = 0;
+	tap.last = SIZE_MAX;
+	tap.on = on;
+}
+
+int fts__record_tapping(void)
+{
+	return tap.on;
+}
+
+size_t fts__record_tap_take(unsigned char **buf)
+{
+	size_t n = tap.n;
+
+	*buf = tap.buf;
+	tap.buf = NULL;
+	tap.n = tap.cap = 0;
+	tap.last = SIZE_MAX;
+	return n;
+}
+
 /* With lock held: a write error stops recording; fts_clock_record(NULL) reports it. */
 static void record_stop(int err)
 {
@@ -50,6 +140,7 @@ void fts__record_drop_inherited(void)
 	rec.fd = -1;
 	rec.err = 0;
 	rec.n = 0;
+	fts__record_tap(0);
 }
 
 void fts__record_flush(void)
@@ -73,6 +164,8 @@ void fts__record_sample(const struct fts__psample *s, uint32_t steps)
 {
 	int64_t now;
 
+	if (tap.on)
+		tap_sample(s, steps);
 	if (rec.fd < 0)
 		return;
 	if (rec.cap - rec.n < FTS__CLKSAMPLE_BYTES) {
@@ -98,9 +191,14 @@ void fts__record_event(uint32_t type, const struct fts__psample *s, int64_t valu
 				.realtime_ns = s->rt, .value_ns = value };
 	int rc;
 
+	snprintf(e.what, sizeof(e.what), "%s", what);
+	if (tap.on) {
+		unsigned char *p = tap_entry(FTS__BLK_EVENT, FTS__EVENT_BYTES);
+		if (p)
+			fts__put_event(p, &e);
+	}
 	if (rec.fd < 0)
 		return;
-	snprintf(e.what, sizeof(e.what), "%s", what);
 	fts__record_flush();   /* the samples before it first */
 	if (rec.fd >= 0 && (rc = fts__write_block(rec.fd, FTS__BLK_EVENT, b,
 						   (uint32_t)fts__put_event(b, &e))) < 0)

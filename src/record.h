@@ -50,6 +50,14 @@ int fts__record_due(int64_t now);
 /* Stop recording (fts_clock_record(NULL)): the buffer written, the file closed and its
  * lock let go. 0, or the errno of a write that had stopped it. */
 int fts__record_stop(void);
+/* The tap: a second copy of every sample and event recorded from now on, kept in
+ * memory as blocks of a record (type, length, payload) for a trace's drain to write.
+ * fts__record_tap(1) starts it (empty), fts__record_tap(0) stops it. */
+void fts__record_tap(int on);
+int fts__record_tapping(void);
+/* The tap's blocks since the last take, as entries of a 4-byte type, a 4-byte length
+ * and the payload: *buf (the caller frees it) and its bytes, 0 when none. */
+size_t fts__record_tap_take(unsigned char **buf);
 /* In a fork's child: the parent's record stays the parent's. */
 void fts__record_drop_inherited(void);
 

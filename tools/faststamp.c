@@ -15,6 +15,7 @@ static const struct fts_tool_cmd cmds[] = {
 	{ "convert", "stamps to times, with a history file", fts_tool_convert },
 	{ "history", "what a history file holds", fts_tool_history },
 	{ "serve", "the machine's one calibration, published for every process", fts_tool_serve },
+	{ "trace", "a trace file's events as text or JSON, on any clock", fts_tool_trace },
 };
 
 static void usage(FILE *f)

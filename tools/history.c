@@ -92,7 +92,8 @@ int fts_tool_history(int argc, char **argv)
 		       FTS_TOOL_CLEAN(fi.first_event.what),
 		       fi.first_event.value_ns, fi.first_event.counter);
 	if (fi.blocks_skipped)
-		printf("skipped:     %" PRIu64 " blocks of a newer format\n", fi.blocks_skipped);
+		printf("skipped:     %" PRIu64 " optional blocks (a trace's events, or a newer "
+		       "format's)\n", fi.blocks_skipped);
 	if (fi.cut)
 		printf("cut short:   the file ends inside a block; read up to byte %" PRIu64
 		       ", its last whole block\n", fi.whole);

@@ -67,6 +67,8 @@ struct op {
 	void (*run)(size_t n);
 	void (*prep)(void); /* before every timed run, untimed */
 	size_t unit;        /* the call count is a multiple of this (0: 1) */
+	size_t max;         /* the most calls a timed run makes (0: as many as fit the
+			     * run's time) */
 	enum bench_group group;
 	int (*have)(void);  /* NULL, or 0 where this machine cannot run it */
 	const char *duo;    /* non-NULL: timed by 2 threads against 1 too, this its row */

@@ -9,7 +9,10 @@
  * read it).
  */
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/time.h>
 #include <time.h>
 #if defined(__x86_64__)
@@ -38,6 +41,7 @@ uint64_t bench_rand(void)
 /* ---- the operations --------------------------------------------------------------- */
 
 #define OP(name) static __attribute__((noinline)) void name(size_t n)
+#define BATCH_EVENTS 4096   /* events a drain round, in the event_drain row */
 
 OP(op_store)
 {
@@ -368,6 +372,92 @@ OP(op_calib_control_load)
 	bench_sink = (int64_t)p;
 }
 
+/* ---- events --------------------------------------------------------------------------
+ * A trace runs from the probe on, before any row is timed, so that every row sees the
+ * same history (a tracing process calibrates its own), into a file removed at once
+ * (on tmpfs where there is one: the disk is not what is measured). Its rings are the
+ * default's (16384 records); each timed run starts with them drained and writes at
+ * most half of one (.max): the rows time the write, not a full ring's drop. */
+static int event_type = -1;
+
+static int have_trace(void)
+{
+	char path[64];
+	int fd;
+
+	if (event_type >= 0)
+		return 1;
+	snprintf(path, sizeof(path), "%s/faststamp-bench-XXXXXX",
+		 access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+	if ((fd = mkstemp(path)) < 0)
+		return 0;
+	close(fd);
+	unlink(path);
+	if ((event_type = fts_event_define("bench", "a,b")) < 0 || fts_trace_start(path) < 0) {
+		event_type = -1;
+		return 0;
+	}
+	unlink(path);
+	/* the thread's ring made now (its first event), not in a timed run: the calls a
+	 * round makes are counted from the first ones timed */
+	fts_event(event_type, 0, 0);
+	fts_trace_drain();
+	return 1;
+}
+
+static void prep_event(void)
+{
+	fts_trace_drain();
+}
+
+OP(op_event)
+{
+	for (size_t i = 0; i < n; i++)
+		bench_sink = fts_event(event_type, i, (uint64_t)bench_sink);
+}
+
+/* The baseline a user has today: clock_gettime and the same 48-byte record, by hand,
+ * into a ring of the thread's own with a release store of its head. */
+static __thread struct {
+	uint64_t head;
+	struct { uint64_t stamp; uint32_t type, tid; uint64_t f[4]; } rec[4096];
+} ring;
+
+/* its pages touched before the first timed run, as fts_event's ring's are */
+static void prep_event_cgt(void)
+{
+	if (!ring.head)
+		memset(&ring, 0, sizeof(ring));
+}
+
+OP(op_event_cgt)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct timespec ts;
+		uint64_t h = ring.head;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ring.rec[h & 4095].stamp = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		ring.rec[h & 4095].type = 1u << 21;
+		ring.rec[h & 4095].tid = 1;
+		ring.rec[h & 4095].f[0] = i;
+		ring.rec[h & 4095].f[1] = (uint64_t)bench_sink;
+		ring.rec[h & 4095].f[2] = ring.rec[h & 4095].f[3] = 0;
+		__atomic_store_n(&ring.head, h + 1, __ATOMIC_RELEASE);
+	}
+	bench_sink = (int64_t)ring.head;
+}
+
+/* An event and its share of a drain round in the same thread: the copy, the CRC and
+ * the write to the file. */
+OP(op_event_drain)
+{
+	for (size_t i = 0; i < n; i += BATCH_EVENTS) {
+		for (size_t k = 0; k < BATCH_EVENTS; k++)
+			fts_event(event_type, k, i);
+		fts_trace_drain();
+	}
+}
+
 static int have_tai(void)
 {
 	struct timespec ts;
@@ -383,6 +473,15 @@ struct op bench_ops[] = {
 	  .duo = "store_fast_timestamp" },
 	{ .key = "store_relaxed", .label = "fts_store_relaxed", .run = op_store_relaxed,
 	  .duo = "fts_store_relaxed" },
+	/* Events: fts_event with two fields, against the stores above and a record
+	 * stamped with clock_gettime by hand */
+	{ .key = "event", .label = "fts_event, 2 fields (tracing)", .run = op_event,
+	  .prep = prep_event, .have = have_trace, .max = 8192,
+	  .duo = "fts_event, 2 fields (tracing)" },
+	{ .key = "event_clock_gettime", .label = "clock_gettime + the record, by hand",
+	  .run = op_event_cgt, .prep = prep_event_cgt, .duo = "clock_gettime + the record, by hand" },
+	{ .key = "event_drain", .label = "fts_event + its drain (CRC, write)", .run = op_event_drain,
+	  .prep = prep_event, .have = have_trace, .unit = BATCH_EVENTS },
 	/* The bare reads are the control of the 2 threads: if they slow down too, it is
 	 * the CPUs. */
 #if defined(__x86_64__)
@@ -516,5 +615,7 @@ size_t bench_calls_for(const struct op *o, double target_ns)
 		n = unit;
 	if (n > ((size_t)1 << 24))
 		n = (size_t)1 << 24;
+	if (o->max && n > o->max)
+		n = o->max;
 	return n;
 }

@@ -1,0 +1,341 @@
+/* event.c - the event path's hot side: the event types (a registry any thread may add
+ * to) and each thread's ring, written by its thread alone, read by the drain alone
+ * (trace.c). docs/events.md has the design. */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "event.h"
+#include "internal.h"
+
+#define RING_DEFAULT 16384      /* 768 KiB: 0.8 ms of 20 M events a second */
+#define RING_MIN 64
+#define RING_MAX (1u << 24)
+
+FTS__API int fts__trace_on;
+uint32_t fts__drain_kick;
+int fts__drain_sleeping;
+
+/* ---- types --------------------------------------------------------------------------- */
+
+static pthread_mutex_t types_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fts__evtype types[FTS_EVENT_TYPES_MAX];
+static uint8_t type_nf[FTS_EVENT_TYPES_MAX];   /* read by the writers */
+static int ntypes;                              /* published with release */
+
+int fts__evtypes_count(void)
+{
+	return __atomic_load_n(&ntypes, __ATOMIC_ACQUIRE);
+}
+
+const struct fts__evtype *fts__evtype_get(int id)
+{
+	return id >= 0 && id < fts__evtypes_count() ? &types[id] : NULL;
+}
+
+static int ident_char(char c, int first)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+	       (!first && c >= '0' && c <= '9');
+}
+
+int fts__evtype_parse(const char *name, const char *fields, struct fts__evtype *t)
+{
+	size_t len;
+
+	memset(t, 0, sizeof(*t));
+	if (!name || !fields || !(len = strlen(name)) || len > FTS_EVENT_NAME_MAX)
+		return EINVAL;
+	for (size_t i = 0; i < len; i++)
+		if (name[i] < 0x20 || name[i] > 0x7e || name[i] == '"' || name[i] == '\\')
+			return EINVAL;
+	memcpy(t->name, name, len);
+	for (const char *p = fields; *fields;) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+
+		if (t->nfields == FTS_EVENT_MAX_FIELDS || !n || n > FTS_EVENT_FIELD_MAX)
+			return EINVAL;
+		for (size_t i = 0; i < n; i++)
+			if (!ident_char(p[i], i == 0))
+				return EINVAL;
+		memcpy(t->fields[t->nfields], p, n);
+		for (unsigned k = 0; k < t->nfields; k++)
+			if (!strcmp(t->fields[k], t->fields[t->nfields]))
+				return EINVAL;
+		t->nfields++;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return 0;
+}
+
+int fts_event_define(const char *name, const char *fields)
+{
+	struct fts__evtype t;
+	int id, rc;
+
+	if ((rc = fts__evtype_parse(name, fields, &t)) != 0)
+		return fts__fail(rc);
+	pthread_mutex_lock(&types_lock);
+	for (id = 0; id < ntypes; id++)
+		if (!strcmp(types[id].name, t.name))
+			break;
+	if (id < ntypes) {
+		rc = memcmp(&types[id], &t, sizeof(t)) ? EEXIST : 0;
+	} else if (id == FTS_EVENT_TYPES_MAX) {
+		rc = ENOSPC;
+	} else {
+		types[id] = t;
+		type_nf[id] = (uint8_t)t.nfields;
+		__atomic_store_n(&ntypes, id + 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&types_lock);
+	return rc ? fts__fail(rc) : id;
+}
+
+/* ---- rings --------------------------------------------------------------------------- */
+
+/* The writer's line and the drain's line apart: the writer writes only its own. */
+struct fts__ring {
+	_Alignas(64) uint64_t head;     /* records published (release) */
+	uint64_t tail_seen;             /* the writer's last look at tail */
+	uint64_t dropped;               /* refused: the ring was full */
+	uint64_t reentered;             /* refused: a handler's event inside an event */
+	uint64_t kicked_at;             /* head when the writer last woke the drain */
+	struct fts__evrec *rec;
+	uint64_t mask;
+	uint32_t tid;
+	int writing;
+	_Alignas(64) uint64_t tail;     /* records taken (release), by the drain */
+	uint64_t dropped_seen;          /* dropped + reentered at the last batch */
+	int dead;                       /* its thread exited (release) */
+	struct fts__ring *next;
+};
+
+static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fts__ring *rings;
+static uint64_t orphan_drops;          /* no memory for a ring */
+static size_t ring_records = RING_DEFAULT;
+static pthread_key_t ring_key;
+static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
+static __thread struct fts__ring *my_ring __attribute__((tls_model("initial-exec")));
+
+static void ring_exit(void *p)
+{
+	struct fts__ring *r = p;
+
+	my_ring = NULL;
+	__atomic_store_n(&r->dead, 1, __ATOMIC_RELEASE);
+}
+
+static void before_fork(void)
+{
+	pthread_mutex_lock(&types_lock);
+	pthread_mutex_lock(&rings_lock);
+}
+
+static void after_fork(void)
+{
+	pthread_mutex_unlock(&rings_lock);
+	pthread_mutex_unlock(&types_lock);
+}
+
+static void make_key(void)
+{
+	pthread_key_create(&ring_key, ring_exit);
+	pthread_atfork(before_fork, after_fork, after_fork);
+}
+
+void fts__rings_configure(void)
+{
+	const char *e = getenv("FASTSTAMP_EVENT_RING");
+	char *end;
+	unsigned long v;
+
+	pthread_once(&ring_once, make_key);
+	if (!e)
+		return;
+	v = strtoul(e, &end, 10);
+	if (*e && !*end && v >= RING_MIN && v <= RING_MAX && !(v & (v - 1)))
+		__atomic_store_n(&ring_records, (size_t)v, __ATOMIC_RELAXED);
+}
+
+size_t fts__rings_size(void)
+{
+	return __atomic_load_n(&ring_records, __ATOMIC_RELAXED);
+}
+
+/* The thread's first event: its ring (the one allocation of the hot path). */
+static struct fts__ring *ring_new(void)
+{
+	size_t n = fts__rings_size();
+	struct fts__ring *r;
+
+	pthread_once(&ring_once, make_key);
+	if (!(r = aligned_alloc(64, sizeof(*r))))
+		return NULL;
+	memset(r, 0, sizeof(*r));
+	/* Every page mapped now, at the first event: no page fault in a later one. Not
+	 * inherited by a fork's child (which does not trace its parent's events): a fork
+	 * leaves no page of it copy-on-write, so the writer takes no fault after one. */
+	r->rec = mmap(NULL, n * sizeof(struct fts__evrec), PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (r->rec == MAP_FAILED) {
+		free(r);
+		return NULL;
+	}
+	madvise(r->rec, n * sizeof(struct fts__evrec), MADV_DONTFORK);
+	r->mask = n - 1;
+	r->tid = (uint32_t)syscall(SYS_gettid);
+	if (pthread_setspecific(ring_key, r)) {
+		munmap(r->rec, n * sizeof(struct fts__evrec));
+		free(r);
+		return NULL;
+	}
+	pthread_mutex_lock(&rings_lock);
+	r->next = rings;
+	rings = r;
+	pthread_mutex_unlock(&rings_lock);
+	return my_ring = r;
+}
+
+static void kick(struct fts__ring *r, uint64_t h)
+{
+	r->kicked_at = h;
+	__atomic_add_fetch(&fts__drain_kick, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &fts__drain_kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+FTS__API FTS__HOT int fts__event_put(uint32_t head, uint64_t f0, uint64_t f1, uint64_t f2,
+				     uint64_t f3)
+{
+	struct fts__ring *r = my_ring;
+	uint32_t type = FTS__EV_TYPE(head);
+	struct fts__evrec *e;
+	uint64_t h;
+
+	if (__builtin_expect(head >> 31 || (int)type >= __atomic_load_n(&ntypes, __ATOMIC_ACQUIRE) ||
+			     FTS__EV_NF(head) > type_nf[type], 0))
+		return fts__fail(EINVAL);
+	if (__builtin_expect(!r, 0) && !(r = ring_new())) {
+		__atomic_add_fetch(&orphan_drops, 1, __ATOMIC_RELAXED);
+		return fts__fail(ENOMEM);
+	}
+	if (__builtin_expect(r->writing, 0)) {
+		/* a signal handler's event inside one of this thread's: the ring is the
+		 * interrupted event's until it returns */
+		__atomic_store_n(&r->reentered, r->reentered + 1, __ATOMIC_RELAXED);
+		return fts__fail(ENOBUFS);
+	}
+	r->writing = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	h = r->head;
+	if (__builtin_expect(h - r->tail_seen > r->mask, 0)) {
+		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (h - r->tail_seen > r->mask) {
+			__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
+			__atomic_signal_fence(__ATOMIC_SEQ_CST);
+			r->writing = 0;
+			return fts__fail(ENOBUFS);
+		}
+	}
+	e = &r->rec[h & r->mask];
+	store_fast_timestamp(&e->stamp);
+	e->head = head;
+	e->tid = r->tid;
+	e->f[0] = f0;
+	e->f[1] = f1;
+	e->f[2] = f2;
+	e->f[3] = f3;
+	__atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
+	/* Half full: the drain may be asleep (it backs off when idle): wake it, once per
+	 * quarter of the ring. */
+	if (__builtin_expect(h + 1 - r->tail_seen > (r->mask >> 1), 0)) {
+		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (h + 1 - r->tail_seen > (r->mask >> 1) && h - r->kicked_at > (r->mask >> 2) &&
+		    __atomic_load_n(&fts__drain_sleeping, __ATOMIC_RELAXED))
+			kick(r, h);
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	r->writing = 0;
+	return 0;
+}
+
+int fts__rings_drain(int (*fn)(void *ctx, const struct fts__ring_batch *b), void *ctx)
+{
+	struct fts__ring **pp, *r;
+	int rc = 0;
+
+	pthread_mutex_lock(&rings_lock);
+	for (pp = &rings; (r = *pp);) {
+		int dead = __atomic_load_n(&r->dead, __ATOMIC_ACQUIRE);
+		uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), t = r->tail;
+		uint64_t d = __atomic_load_n(&r->dropped, __ATOMIC_RELAXED) +
+			     __atomic_load_n(&r->reentered, __ATOMIC_RELAXED);
+
+		if (h != t || d != r->dropped_seen) {
+			struct fts__ring_batch b = { .tid = r->tid, .dropped = d - r->dropped_seen,
+						     .n = (size_t)(h - t) };
+			size_t at = (size_t)(t & r->mask);
+			b.rec1 = r->rec + at;
+			b.n1 = b.n < r->mask + 1 - at ? b.n : r->mask + 1 - at;
+			b.rec2 = r->rec;
+			b.n2 = b.n - b.n1;
+			int frc = fn(ctx, &b);
+			if (frc)
+				rc = frc;
+			__atomic_store_n(&r->tail, h, __ATOMIC_RELEASE);
+			r->dropped_seen = d;
+		}
+		if (dead) {   /* its thread is gone and every record it wrote was taken */
+			*pp = r->next;
+			munmap(r->rec, (r->mask + 1) * sizeof(struct fts__evrec));
+			free(r);
+			continue;
+		}
+		pp = &r->next;
+	}
+	pthread_mutex_unlock(&rings_lock);
+	return rc;
+}
+
+void fts__rings_reset(void)
+{
+	pthread_mutex_lock(&rings_lock);
+	for (struct fts__ring *r = rings; r; r = r->next) {
+		__atomic_store_n(&r->tail, __atomic_load_n(&r->head, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
+		r->dropped_seen = __atomic_load_n(&r->dropped, __ATOMIC_RELAXED) +
+				  __atomic_load_n(&r->reentered, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&orphan_drops, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&rings_lock);
+}
+
+uint64_t fts__rings_orphan_drops(void)
+{
+	return __atomic_load_n(&orphan_drops, __ATOMIC_RELAXED);
+}
+
+void fts__rings_forked(void)
+{
+	/* the records of the parent's rings are not mapped here (MADV_DONTFORK): the
+	 * child's threads make rings of their own, at their first event of its own trace */
+	pthread_mutex_lock(&rings_lock);
+	while (rings) {
+		struct fts__ring *r = rings;
+		rings = r->next;
+		free(r);
+	}
+	my_ring = NULL;
+	pthread_setspecific(ring_key, NULL);
+	orphan_drops = 0;
+	pthread_mutex_unlock(&rings_lock);
+}

@@ -1,0 +1,84 @@
+/* event.h - the event path's parts (docs/events.md): event.c owns the type registry and
+ * the per-thread rings (the hot path); trace.c the trace being written (the drain and
+ * the file); traceread.c reads a trace file. The file's layout is here, shared by the
+ * writer and the reader. Not installed. */
+#ifndef FTS__EVENT_H
+#define FTS__EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "faststamp.h"
+
+/* A record, as in a ring and (little-endian) in a file: 48 bytes. */
+struct fts__evrec {
+	uint64_t stamp;
+	uint32_t head;          /* type (bits 0-15) | kind << 16 (2 bits) | nfields << 20 */
+	uint32_t tid;
+	uint64_t f[FTS_EVENT_MAX_FIELDS];
+};
+#define FTS__EVREC_BYTES 48
+_Static_assert(sizeof(struct fts__evrec) == FTS__EVREC_BYTES, "a record is 48 bytes, no padding");
+#define FTS__EV_TYPE(h) ((h) & 0xffffu)
+#define FTS__EV_KIND(h) ((h) >> 16 & 3u)
+#define FTS__EV_NF(h) ((h) >> 20 & 7u)
+
+/* The trace file's blocks, beside a record's (histfile.h): optional, so that a history
+ * reader (faststamp convert, history) reads a trace as the record it also is. */
+enum {
+	FTS__BLK_TRACE = 0x80000010,    /* pid (4), 0 (4), ring records (8) */
+	FTS__BLK_EVTYPE = 0x80000011,   /* id (4), nfields (4), name[64], field names 4 x [32] */
+	FTS__BLK_EVENTS = 0x80000012,   /* tid (4), count (4), dropped since the thread's
+					 * last block (8), count records of 48 bytes */
+	FTS__BLK_TRACE_END = 0x80000013,/* events, dropped, lost (8 each): a trace stopped */
+};
+#define FTS__TRACE_BYTES 16
+#define FTS__EVTYPE_BYTES (8 + 64 + FTS_EVENT_MAX_FIELDS * 32)
+#define FTS__EVENTS_HEAD_BYTES 16
+#define FTS__TRACE_END_BYTES 24
+
+/* A type, as defined. */
+struct fts__evtype {
+	char name[FTS_EVENT_NAME_MAX + 1];
+	char fields[FTS_EVENT_MAX_FIELDS][FTS_EVENT_FIELD_MAX + 1];
+	unsigned nfields;
+};
+
+/* ---- event.c: types ------------------------------------------------------------------ */
+/* Types defined so far (acquire: every type below it is whole). */
+int fts__evtypes_count(void);
+const struct fts__evtype *fts__evtype_get(int id);
+/* name and fields checked as fts_event_define does: 0 or EINVAL. Parsed into *t. */
+int fts__evtype_parse(const char *name, const char *fields, struct fts__evtype *t);
+
+/* ---- event.c: rings ------------------------------------------------------------------ */
+/* The drain's side of every ring, with the trace's lock held (one consumer): a ring's
+ * records since the last batch, in two runs (the ring wraps), and its drops since. */
+struct fts__ring;
+struct fts__ring_batch {
+	uint32_t tid;
+	uint64_t dropped;
+	size_t n;
+	const struct fts__evrec *rec1, *rec2;
+	size_t n1, n2;
+};
+/* Drain every ring: fn once for each ring with records or drops, then its records are
+ * released to its writer; the rings of threads gone are freed once empty. Returns what
+ * fn returned last non-zero, or 0. */
+int fts__rings_drain(int (*fn)(void *ctx, const struct fts__ring_batch *b), void *ctx);
+/* Start of a trace: records left in the rings and drops counted before are forgotten. */
+void fts__rings_reset(void);
+/* Events the hot path dropped without a ring (no memory), since the last reset. */
+uint64_t fts__rings_orphan_drops(void);
+/* The ring size in records for rings made from now on (FASTSTAMP_EVENT_RING). */
+void fts__rings_configure(void);
+size_t fts__rings_size(void);
+/* The drain's wake-up: the futex word writers bump when their ring is half full, and
+ * whether the drain sleeps on it. */
+extern uint32_t fts__drain_kick;
+extern int fts__drain_sleeping;
+/* In a fork's child: the parent's rings are let go (their records are not mapped in
+ * the child); the calling thread makes a new one at its next event. */
+void fts__rings_forked(void);
+
+#endif /* FTS__EVENT_H */

@@ -1,0 +1,406 @@
+/* trace.c - the trace being written: its file, the drain (a thread of its own, or a
+ * round in the caller) that moves the rings' records (event.c) and the process clock's
+ * samples (record.c's tap) into it, and what a fork does to it. docs/events.md. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "event.h"
+#include "histfile.h"
+#include "internal.h"
+
+#define DRAIN_MIN_NS 1000000      /* a round every 1 ms while records arrive */
+#define DRAIN_MAX_NS 64000000     /* backing off to 64 ms when idle */
+
+static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
+
+/* The trace: one struct, reset by one function (trace_reset). With trace_lock held. */
+static struct {
+	int fd;                         /* -1: no trace */
+	off_t good;                     /* bytes of whole blocks in the file */
+	int types_written;
+	uint64_t orphans_seen;
+	struct fts_trace_stats st;
+	unsigned char *out, *ev;        /* a round's blocks: samples and types; events */
+	size_t nout, capout, nev, capev;
+	uint64_t round_events, round_dropped;
+	pthread_t thread;
+	int thread_on, stop;
+} tr = { .fd = -1 };
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> 8 * i);
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> 8 * i);
+}
+
+/* Room for a block of len payload bytes at the end of *buf: its payload, or NULL. */
+static unsigned char *room(unsigned char **buf, size_t *n, size_t *cap, size_t len)
+{
+	size_t need = *n + FTS__BLOCK_HEAD_BYTES + len + 8;
+
+	if (need > *cap) {
+		size_t c = *cap ? *cap : 65536;
+		unsigned char *b;
+		while (c < need)
+			c *= 2;
+		if (!(b = realloc(*buf, c)))
+			return NULL;
+		*buf = b;
+		*cap = c;
+	}
+	return *buf + *n + FTS__BLOCK_HEAD_BYTES;
+}
+
+/* The payload at *buf + *n + head made a block: -ENOMEM when room failed. */
+static int block(unsigned char *p, unsigned char *buf, size_t *n, uint32_t type, size_t len)
+{
+	if (!p)
+		return -ENOMEM;
+	*n += fts__put_block(buf + *n, type, (uint32_t)len);
+	return 0;
+}
+
+static int out_block(uint32_t type, const void *payload, size_t len)
+{
+	unsigned char *p = room(&tr.out, &tr.nout, &tr.capout, len);
+
+	if (p)
+		memcpy(p, payload, len);
+	return block(p, tr.out, &tr.nout, type, len);
+}
+
+/* A ring's records (fts__rings_drain's callback): one EVENTS block. */
+static int take_batch(void *ctx, const struct fts__ring_batch *b)
+{
+	size_t len = FTS__EVENTS_HEAD_BYTES + b->n * FTS__EVREC_BYTES;
+	unsigned char *p = room(&tr.ev, &tr.nev, &tr.capev, len), *q;
+
+	(void)ctx;
+	tr.round_dropped += b->dropped;
+	if (!p) {
+		tr.st.lost += b->n;
+		return -ENOMEM;
+	}
+	put32(p, b->tid);
+	put32(p + 4, (uint32_t)b->n);
+	put64(p + 8, b->dropped);
+	q = p + FTS__EVENTS_HEAD_BYTES;
+	for (int run = 0; run < 2; run++) {
+		const struct fts__evrec *r = run ? b->rec2 : b->rec1;
+		size_t n = run ? b->n2 : b->n1;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/* the ring's layout is the file's */
+		memcpy(q, r, n * FTS__EVREC_BYTES);
+		q += n * FTS__EVREC_BYTES;
+#else
+		for (size_t i = 0; i < n; i++, r++, q += FTS__EVREC_BYTES) {
+			put64(q, r->stamp);
+			put32(q + 8, r->head);
+			put32(q + 12, r->tid);
+			for (int k = 0; k < FTS_EVENT_MAX_FIELDS; k++)
+				put64(q + 16 + 8 * k, r->f[k]);
+		}
+#endif
+	}
+	tr.round_events += b->n;
+	return block(p, tr.ev, &tr.nev, FTS__BLK_EVENTS, len);
+}
+
+static int write_all(const unsigned char *a, size_t na, const unsigned char *b, size_t nb)
+{
+	struct iovec v[2] = { { (void *)a, na }, { (void *)b, nb } };
+	int i = 0;
+
+	while (i < 2) {
+		ssize_t w;
+		if (!v[i].iov_len) {
+			i++;
+			continue;
+		}
+		if ((w = writev(tr.fd, v + i, 2 - i)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		while (i < 2 && (size_t)w >= v[i].iov_len)
+			w -= (ssize_t)v[i++].iov_len;
+		if (i < 2) {
+			v[i].iov_base = (char *)v[i].iov_base + w;
+			v[i].iov_len -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+/* With trace_lock held: one round. sample: a sample of the clock first. *moved: the
+ * records it took. 0, or negative errno (the round's records lost and counted). */
+static int round_locked(int sample, uint64_t *moved)
+{
+	unsigned char *tap = NULL;
+	size_t ntap = fts__clock_tap_take(&tap, sample);
+	uint64_t orphans = fts__rings_orphan_drops();
+	int rc = 0, n;
+
+	tr.nout = tr.nev = 0;
+	tr.round_events = tr.round_dropped = 0;
+	/* the samples, as the tap kept them: type, length, payload */
+	for (size_t at = 0; at + 8 <= ntap && rc == 0;) {
+		uint32_t type = tap[at] | (uint32_t)tap[at + 1] << 8 | (uint32_t)tap[at + 2] << 16 |
+				(uint32_t)tap[at + 3] << 24;
+		uint32_t len = tap[at + 4] | (uint32_t)tap[at + 5] << 8 |
+			       (uint32_t)tap[at + 6] << 16 | (uint32_t)tap[at + 7] << 24;
+		rc = out_block(type, tap + at + 8, len);
+		at += 8 + len;
+	}
+	free(tap);
+	/* the records: a type is defined before an event of it is written, so the types
+	 * counted after the rings were read cover every record taken */
+	if (fts__rings_drain(take_batch, NULL) < 0 && !rc)
+		rc = -ENOMEM;
+	if (orphans != tr.orphans_seen) {
+		unsigned char p[FTS__EVENTS_HEAD_BYTES] = { 0 };
+		put64(p + 8, orphans - tr.orphans_seen);
+		tr.round_dropped += orphans - tr.orphans_seen;
+		tr.orphans_seen = orphans;
+		if (!rc)   /* a block of no record: its place among the others is free */
+			rc = out_block(FTS__BLK_EVENTS, p, sizeof(p));
+	}
+	n = fts__evtypes_count();
+	for (; tr.types_written < n && !rc; tr.types_written++) {
+		const struct fts__evtype *t = fts__evtype_get(tr.types_written);
+		unsigned char p[FTS__EVTYPE_BYTES] = { 0 };
+		put32(p, (uint32_t)tr.types_written);
+		put32(p + 4, t->nfields);
+		memcpy(p + 8, t->name, strlen(t->name));
+		for (unsigned k = 0; k < t->nfields; k++)
+			memcpy(p + 72 + 32 * k, t->fields[k], strlen(t->fields[k]));
+		rc = out_block(FTS__BLK_EVTYPE, p, sizeof(p));
+	}
+	tr.st.dropped += tr.round_dropped;
+	if (moved)
+		*moved = tr.round_events;
+	if (!rc && (rc = write_all(tr.out, tr.nout, tr.ev, tr.nev)) == 0) {
+		tr.good += (off_t)(tr.nout + tr.nev);
+		tr.st.events += tr.round_events;
+		tr.st.bytes = (uint64_t)tr.good;
+		return 0;
+	}
+	/* a failed round leaves no part of a block: the file ends with its last whole one,
+	 * and the next round may write again (a disk with room again) */
+	if (ftruncate(tr.fd, tr.good) < 0 || lseek(tr.fd, tr.good, SEEK_SET) < 0) {
+		/* the error reported is the write's */
+	}
+	tr.st.lost += tr.round_events;
+	if (!tr.st.write_error)
+		tr.st.write_error = -rc;
+	return rc;
+}
+
+static void *drain_main(void *arg)
+{
+	int64_t wait = DRAIN_MIN_NS;
+
+	(void)arg;
+	pthread_mutex_lock(&trace_lock);
+	while (!tr.stop) {
+		uint64_t moved = 0;
+		uint32_t k;
+		struct timespec ts;
+
+		round_locked(0, &moved);
+		pthread_mutex_unlock(&trace_lock);
+		/* a quarter of a ring or more in a round: go on at once */
+		if (moved >= fts__rings_size() / 4) {
+			pthread_mutex_lock(&trace_lock);
+			continue;
+		}
+		wait = moved ? DRAIN_MIN_NS : wait * 2 > DRAIN_MAX_NS ? DRAIN_MAX_NS : wait * 2;
+		ts.tv_sec = wait / 1000000000;
+		ts.tv_nsec = wait % 1000000000;
+		k = __atomic_load_n(&fts__drain_kick, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&fts__drain_sleeping, 1, __ATOMIC_RELAXED);
+		syscall(SYS_futex, &fts__drain_kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
+		__atomic_store_n(&fts__drain_sleeping, 0, __ATOMIC_RELAXED);
+		pthread_mutex_lock(&trace_lock);
+	}
+	pthread_mutex_unlock(&trace_lock);
+	return NULL;
+}
+
+static void wake_drain(void)
+{
+	__atomic_add_fetch(&fts__drain_kick, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &fts__drain_kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* The trace's state back to none (the file closed by the caller). */
+static void trace_reset(void)
+{
+	free(tr.out);
+	free(tr.ev);
+	tr.out = tr.ev = NULL;
+	tr.nout = tr.nev = tr.capout = tr.capev = 0;
+	tr.fd = -1;
+	tr.thread_on = tr.stop = 0;
+}
+
+static void before_fork(void)
+{
+	pthread_mutex_lock(&trace_lock);
+}
+
+static void after_fork_parent(void)
+{
+	pthread_mutex_unlock(&trace_lock);
+}
+
+/* The child traces nothing and never writes its parent's file; it may start a trace of
+ * its own. Its parent's drain thread is not in it. */
+static void after_fork_child(void)
+{
+	__atomic_store_n(&fts__trace_on, 0, __ATOMIC_RELAXED);
+	if (tr.fd >= 0)
+		close(tr.fd);
+	trace_reset();
+	fts__rings_forked();
+	pthread_mutex_unlock(&trace_lock);
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+}
+
+int fts_trace_start(const char *path)
+{
+	unsigned char p[FTS__TRACE_BYTES] = { 0 };
+	struct fts__head h;
+	sigset_t all, old;
+	int rc, fd;
+
+	if (!path || !*path)
+		return fts__fail(EINVAL);
+	pthread_mutex_lock(&trace_lock);
+	if (tr.fd >= 0) {
+		pthread_mutex_unlock(&trace_lock);
+		return fts__fail(EBUSY);
+	}
+	fts__rings_configure();
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
+		rc = errno;
+		pthread_mutex_unlock(&trace_lock);
+		return fts__fail(rc);
+	}
+	/* after the process clock's and the rings' handlers: a fork's prepare takes this
+	 * lock first, as the drain does */
+	if ((rc = -fts__clock_tap_start(&h)) == 0)
+		pthread_once(&trace_once, register_atfork);
+	tr.fd = fd;
+	tr.good = 0;
+	tr.types_written = 0;
+	tr.st = (struct fts_trace_stats){ .size = sizeof(tr.st) };
+	fts__rings_reset();
+	tr.orphans_seen = 0;
+	put32(p, (uint32_t)getpid());
+	put64(p + 8, fts__rings_size());
+	if (!rc && (rc = -fts__write_header(fd, &h)) == 0 &&
+	    (rc = -fts__write_block(fd, FTS__BLK_TRACE, p, sizeof(p))) == 0) {
+		tr.good = lseek(fd, 0, SEEK_CUR);
+		rc = -round_locked(0, NULL);
+	}
+	if (!rc) {
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		rc = pthread_create(&tr.thread, NULL, drain_main, NULL) ? EAGAIN : 0;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (rc) {
+		fts__clock_tap_stop();
+		close(fd);
+		unlink(path);
+		trace_reset();
+		pthread_mutex_unlock(&trace_lock);
+		return fts__fail(rc);
+	}
+	tr.thread_on = 1;
+	__atomic_store_n(&fts__trace_on, 1, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&trace_lock);
+	return 0;
+}
+
+int fts_trace_stop(void)
+{
+	unsigned char p[FTS__TRACE_END_BYTES];
+	pthread_t t;
+	int rc, thread;
+
+	pthread_mutex_lock(&trace_lock);
+	if (tr.fd < 0 || tr.stop) {
+		pthread_mutex_unlock(&trace_lock);
+		return fts__fail(ENOENT);
+	}
+	__atomic_store_n(&fts__trace_on, 0, __ATOMIC_RELEASE);
+	tr.stop = 1;
+	thread = tr.thread_on;
+	t = tr.thread;
+	pthread_mutex_unlock(&trace_lock);
+	if (thread) {
+		wake_drain();
+		pthread_join(t, NULL);
+	}
+	pthread_mutex_lock(&trace_lock);
+	round_locked(1, NULL);
+	put64(p, tr.st.events);
+	put64(p + 8, tr.st.dropped);
+	put64(p + 16, tr.st.lost);
+	if (!tr.st.write_error && (rc = -fts__write_block(tr.fd, FTS__BLK_TRACE_END, p, sizeof(p))) != 0)
+		tr.st.write_error = rc;
+	else if (!tr.st.write_error)
+		tr.st.bytes += FTS__BLOCK_HEAD_BYTES + sizeof(p);
+	tr.st.stopped = !tr.st.write_error;
+	if (close(tr.fd) < 0 && !tr.st.write_error)
+		tr.st.write_error = errno;
+	rc = tr.st.write_error;
+	fts__clock_tap_stop();
+	trace_reset();
+	pthread_mutex_unlock(&trace_lock);
+	return rc ? fts__fail(rc) : 0;
+}
+
+int fts_trace_drain(void)
+{
+	int rc;
+
+	pthread_mutex_lock(&trace_lock);
+	rc = tr.fd < 0 || tr.stop ? -ENOENT : round_locked(0, NULL);
+	pthread_mutex_unlock(&trace_lock);
+	return rc ? fts__fail(-rc) : 0;
+}
+
+int fts_trace_stats(struct fts_trace_stats *st)
+{
+	if (!st || st->size < sizeof(*st))
+		return fts__fail(EINVAL);
+	pthread_mutex_lock(&trace_lock);
+	*st = tr.st;
+	pthread_mutex_unlock(&trace_lock);
+	return 0;
+}

@@ -1,0 +1,691 @@
+/* test_events.c - the event path: types and events refuse bad input and change nothing;
+ * every event converts within its clock_gettime bracket on every clock, live and from
+ * the file after its writer exited; produced = written + dropped, exactly, under rings
+ * that fill; a trace cut at any byte gives every whole block and nothing else; a flipped
+ * bit is refused or changes nothing; a fork's child never writes its parent's trace; a
+ * writer killed with SIGKILL leaves every record drained before. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "testmain.h"
+#include "faststamp.h"
+#include "event.h"
+#include "histfile.h"
+
+static const clockid_t clocks[5] = { CLOCK_REALTIME, CLOCK_TAI, CLOCK_MONOTONIC, CLOCK_BOOTTIME,
+				     CLOCK_MONOTONIC_RAW };
+
+static int64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A fresh path for a trace (no file there): in memory where the machine has it (the
+ * cut and flip tests write thousands of files). */
+static void fresh_path(char *p, size_t len)
+{
+	snprintf(p, len, "%s/fts-events-XXXXXX", access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp");
+	int fd = mkstemp(p);
+	assert_true(fd >= 0);
+	close(fd);
+	unlink(p);
+}
+
+static unsigned char *slurp(const char *path, size_t *n)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	unsigned char *b = malloc((size_t)st.st_size + 1);
+	assert_non_null(b);
+	assert_int_equal(read(fd, b, (size_t)st.st_size), st.st_size);
+	close(fd);
+	*n = (size_t)st.st_size;
+	return b;
+}
+
+static void spill(const char *path, const unsigned char *b, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b, n), (ssize_t)n);
+	close(fd);
+}
+
+/* ---- bad input --------------------------------------------------------------------- */
+
+static void define_refuses_bad_input(void **state)
+{
+	(void)state;
+	char longname[FTS_EVENT_NAME_MAX + 2];
+	memset(longname, 'a', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = 0;
+	struct { const char *name, *fields; int err; } bad[] = {
+		{ NULL, "", EINVAL }, { "x", NULL, EINVAL }, { "", "", EINVAL },
+		{ longname, "", EINVAL }, { "a\"b", "", EINVAL }, { "a\\b", "", EINVAL },
+		{ "a\nb", "", EINVAL }, { "ok", "a,b,c,d,e", EINVAL }, { "ok", "a,,b", EINVAL },
+		{ "ok", "a,", EINVAL }, { "ok", "1a", EINVAL }, { "ok", "a b", EINVAL },
+		{ "ok", "a,a", EINVAL },
+		{ "ok", "abcdefghijabcdefghijabcdefghijab", EINVAL },   /* 32 bytes */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		assert_int_equal(fts_event_define(bad[i].name, bad[i].fields), -1);
+		assert_int_equal(errno, bad[i].err);
+	}
+	longname[FTS_EVENT_NAME_MAX] = 0;   /* the longest name is fine */
+	int a = fts_event_define(longname, "abcdefghijabcdefghijabcdefghija,b,c,d");
+	assert_true(a >= 0);
+	assert_int_equal(fts_event_define(longname, "abcdefghijabcdefghijabcdefghija,b,c,d"), a);
+	errno = 0;
+	assert_int_equal(fts_event_define(longname, "b"), -1);   /* other fields */
+	assert_int_equal(errno, EEXIST);
+	assert_int_equal(fts_event_define(longname, "abcdefghijabcdefghijabcdefghija,b,c,d"), a);
+}
+
+static void events_refuse_bad_input(void **state)
+{
+	char path[64];
+	(void)state;
+	int t = fts_event_define("two", "x,y");
+	assert_true(t >= 0);
+	/* no trace: nothing to do */
+	assert_int_equal(fts_event(t, 1, 2), 0);
+	fresh_path(path, sizeof(path));
+	assert_int_equal(fts_trace_start(path), 0);
+	errno = 0;
+	assert_int_equal(fts_event(FTS_EVENT_TYPES_MAX - 1), -1);   /* not defined */
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(fts_event(-1), -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(fts_event(70000), -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(fts_event(t, 1, 2, 3), -1);   /* more fields than defined */
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(fts_event(t, 1, 2), 0);
+	assert_int_equal(fts_event(t, 1), 0);           /* fewer is fine */
+	/* a type defined while the trace runs, used in the same round: in the file first */
+	int late = fts_event_define("late", "z");
+	assert_true(late > t);
+	assert_int_equal(fts_event(late, 9), 0);
+	assert_int_equal(fts_trace_drain(), 0);
+	errno = 0;
+	assert_int_equal(fts_trace_start("/tmp/never-made-fts"), -1);   /* one trace */
+	assert_int_equal(errno, EBUSY);
+	assert_int_equal(access("/tmp/never-made-fts", F_OK), -1);
+	assert_int_equal(fts_trace_stop(), 0);
+	errno = 0;
+	assert_int_equal(fts_trace_stop(), -1);
+	assert_int_equal(errno, ENOENT);
+	errno = 0;
+	assert_int_equal(fts_trace_drain(), -1);
+	assert_int_equal(errno, ENOENT);
+	/* the refused ones are not in the file */
+	struct fts_trace *r = fts_trace_open(path, CLOCK_REALTIME);
+	struct fts_trace_event ev;
+	assert_non_null(r);
+	assert_int_equal(fts_trace_next(r, &ev), 1);
+	assert_int_equal(ev.nfields, 2);
+	assert_string_equal(ev.name, "two");
+	assert_string_equal(ev.field_names[1], "y");
+	assert_int_equal(fts_trace_next(r, &ev), 1);
+	assert_int_equal(ev.nfields, 1);
+	assert_int_equal(fts_trace_next(r, &ev), 1);
+	assert_string_equal(ev.name, "late");
+	assert_int_equal(ev.fields[0], 9);
+	assert_int_equal(fts_trace_next(r, &ev), 0);
+	fts_trace_close(r);
+	unlink(path);
+}
+
+static void start_refuses_existing_path(void **state)
+{
+	char path[64];
+	(void)state;
+	fresh_path(path, sizeof(path));
+	spill(path, (const unsigned char *)"keep me", 7);
+	errno = 0;
+	assert_int_equal(fts_trace_start(path), -1);
+	assert_int_equal(errno, EEXIST);
+	size_t n;
+	unsigned char *b = slurp(path, &n);
+	assert_int_equal(n, 7);
+	assert_memory_equal(b, "keep me", 7);
+	free(b);
+	unlink(path);
+	errno = 0;
+	assert_int_equal(fts_trace_start(""), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_int_equal(fts_trace_start(NULL), -1);
+	errno = 0;
+	assert_int_equal(fts_trace_start("/nonexistent-dir/x.fts"), -1);
+	assert_int_equal(errno, ENOENT);
+	/* a reader refuses what is no trace */
+	assert_null(fts_trace_open("/nonexistent-dir/x.fts", CLOCK_REALTIME));
+	assert_null(fts_trace_open("/etc/hostname", CLOCK_REALTIME));
+	assert_int_equal(errno, EBADMSG);
+	assert_null(fts_trace_open("/etc/hostname", 12345));
+	assert_int_equal(errno, EINVAL);
+}
+
+/* ---- fidelity ------------------------------------------------------------------------ */
+
+#define FID_N 300
+struct bracket {
+	int64_t lo[5], hi[5];
+};
+
+/* Each event of trace r (in the order written, one thread) within its bracket b[i] on
+ * every clock. */
+static void check_fidelity(const char *path, const struct bracket *b, int n)
+{
+	for (int k = 0; k < 5; k++) {
+		struct fts_trace *r = fts_trace_open(path, clocks[k]);
+		struct fts_trace_event ev;
+		int i = 0, rc;
+		assert_non_null(r);
+		while ((rc = fts_trace_next(r, &ev)) == 1) {
+			assert_true(i < n);
+			assert_int_equal(ev.fields[0], (uint64_t)i);
+			if ((ev.stamp & FTS_STAMP_CLOCK_TAG) && k != 0) {
+				assert_int_equal(ev.error, ENOTSUP);   /* a clock reading, REALTIME's */
+			} else {
+				if (ev.error)
+					fail_msg("event %d clock %d: %s", i, k, strerror(ev.error));
+				if (ev.ns + ev.err_ns < b[i].lo[k] || ev.ns - ev.err_ns > b[i].hi[k])
+					fail_msg("event %d clock %d: %" PRId64 " +- %" PRId64
+						 " outside [%" PRId64 ", %" PRId64 "]", i, k, ev.ns,
+						 ev.err_ns, b[i].lo[k], b[i].hi[k]);
+			}
+			i++;
+		}
+		assert_int_equal(rc, 0);
+		assert_int_equal(i, n);
+		fts_trace_close(r);
+	}
+}
+
+static void fidelity_every_clock(void **state)
+{
+	char path[64];
+	(void)state;
+	struct bracket *b = mmap(NULL, sizeof(*b) * FID_N, PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(b != MAP_FAILED);
+	fresh_path(path, sizeof(path));
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* the writer: brackets in shared memory, the trace checked live, then exit */
+		int t = fts_event_define("fid", "i");
+		if (t < 0 || fts_trace_start(path) < 0)
+			_exit(2);
+		for (int i = 0; i < FID_N; i++) {
+			for (int k = 0; k < 5; k++)
+				b[i].lo[k] = now_ns(clocks[k]);
+			if (fts_event(t, (uint64_t)i) < 0)
+				_exit(3);
+			for (int k = 4; k >= 0; k--)
+				b[i].hi[k] = now_ns(clocks[k]);
+			if (i % 10 == 0)
+				usleep(10000);   /* the trace spans several samples (0.3 s) */
+		}
+		if (fts_trace_drain() < 0)
+			_exit(4);
+		check_fidelity(path, b, FID_N);   /* live: the writer runs, its trace too */
+		_exit(fts_trace_stop() < 0 ? 5 : 0);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	check_fidelity(path, b, FID_N);   /* the writer gone */
+	munmap(b, sizeof(*b) * FID_N);
+	unlink(path);
+}
+
+/* ---- produced = written + dropped ---------------------------------------------------- */
+
+struct writer {
+	int type;
+	uint64_t ok, full, other;
+};
+
+static void *write_many(void *p)
+{
+	struct writer *w = p;
+	for (uint64_t i = 0; i < 300000; i++) {
+		int rc = fts_event(w->type, i, i);
+		if (rc == 0)
+			w->ok++;
+		else if (errno == ENOBUFS)
+			w->full++;
+		else
+			w->other++;
+	}
+	return NULL;
+}
+
+static void produced_is_written_plus_dropped(void **state)
+{
+	char path[64];
+	struct writer w[2] = { { 0 }, { 0 } };
+	pthread_t th[2];
+	(void)state;
+	/* small rings (made by the threads' first events, after the start reads it) */
+	setenv("FASTSTAMP_EVENT_RING", "64", 1);
+	fresh_path(path, sizeof(path));
+	w[0].type = w[1].type = fts_event_define("many", "i,j");
+	assert_int_equal(fts_trace_start(path), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&th[i], NULL, write_many, &w[i]), 0);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(fts_trace_stop(), 0);
+	unsetenv("FASTSTAMP_EVENT_RING");
+	struct fts_trace_stats st = { .size = sizeof(st) }, fs = { .size = sizeof(fs) };
+	assert_int_equal(fts_trace_stats(&st), 0);
+	uint64_t ok = w[0].ok + w[1].ok, full = w[0].full + w[1].full;
+	assert_int_equal(w[0].other + w[1].other, 0);
+	assert_true(full > 0);   /* a ring of 64 records filled */
+	assert_int_equal(st.events, ok);
+	assert_int_equal(st.dropped, full);
+	assert_int_equal(st.lost, 0);
+	/* and the file says the same */
+	struct fts_trace *r = fts_trace_open(path, CLOCK_MONOTONIC);
+	struct fts_trace_event ev;
+	uint64_t n = 0;
+	int rc;
+	assert_non_null(r);
+	while ((rc = fts_trace_next(r, &ev)) == 1)
+		n++;
+	assert_int_equal(rc, 0);
+	assert_int_equal(fts_trace_summary(r, &fs), 0);
+	assert_int_equal(n, ok);
+	assert_int_equal(fs.events, ok);
+	assert_int_equal(fs.dropped, full);
+	assert_true(fs.stopped);
+	fts_trace_close(r);
+	unlink(path);
+}
+
+/* ---- cut and flipped files ------------------------------------------------------------- */
+
+/* A small trace: n events with field i, in a few drain rounds. */
+static unsigned char *small_trace(int n, size_t *len)
+{
+	char path[64];
+	int t = fts_event_define("small", "i");
+	fresh_path(path, sizeof(path));
+	assert_int_equal(fts_trace_start(path), 0);
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(fts_event(t, (uint64_t)i), 0);
+		if (i % 4 == 3)
+			assert_int_equal(fts_trace_drain(), 0);
+	}
+	assert_int_equal(fts_trace_stop(), 0);
+	unsigned char *b = slurp(path, len);
+	unlink(path);
+	return b;
+}
+
+/* The events of the file's whole blocks up to byte cut. */
+static int events_before(const unsigned char *b, size_t n, size_t cut)
+{
+	int events = 0;
+	for (size_t at = 16; at + FTS__BLOCK_HEAD_BYTES <= n;) {
+		uint32_t type = b[at + 4] | (uint32_t)b[at + 5] << 8 | (uint32_t)b[at + 6] << 16 |
+				(uint32_t)b[at + 7] << 24;
+		uint32_t len = b[at + 8] | (uint32_t)b[at + 9] << 8 | (uint32_t)b[at + 10] << 16 |
+			       (uint32_t)b[at + 11] << 24;
+		size_t end = at + FTS__BLOCK_HEAD_BYTES + len + (8 - len % 8) % 8;
+		if (end > cut)
+			break;
+		if (type == FTS__BLK_EVENTS)
+			events += (int)(b[at + FTS__BLOCK_HEAD_BYTES + 4] | b[at + FTS__BLOCK_HEAD_BYTES + 5] << 8);
+		at = end;
+	}
+	return events;
+}
+
+/* Read the trace at path: the events' field 0 in got[], their count, or -1 (refused:
+ * at open or at a block). */
+static int read_all(const char *path, uint64_t *got, int max)
+{
+	struct fts_trace *r = fts_trace_open(path, CLOCK_REALTIME);
+	struct fts_trace_event ev;
+	int n = 0, rc;
+	if (!r)
+		return -1;
+	while ((rc = fts_trace_next(r, &ev)) == 1) {
+		if (n < max)
+			got[n] = ev.fields[0];
+		n++;
+	}
+	fts_trace_close(r);
+	return rc < 0 ? -1 : n;
+}
+
+static void cut_anywhere_keeps_whole_blocks(void **state)
+{
+	char path[64];
+	size_t n;
+	uint64_t got[64];
+	(void)state;
+	unsigned char *b = small_trace(22, &n);
+	fresh_path(path, sizeof(path));
+	assert_int_equal(events_before(b, n, n), 22);
+	for (size_t cut = 0; cut <= n; cut++) {
+		spill(path, b, cut);
+		int want = events_before(b, n, cut), have = read_all(path, got, 64);
+		if (have < 0) {
+			/* only a file cut before its history can be refused */
+			if (want != 0)
+				fail_msg("cut at %zu of %zu: refused, %d events before", cut, n, want);
+			continue;
+		}
+		if (have != want)
+			fail_msg("cut at %zu of %zu: %d events, %d whole", cut, n, have, want);
+		for (int i = 0; i < have; i++)
+			assert_int_equal(got[i], (uint64_t)i);
+	}
+	unlink(path);
+	free(b);
+}
+
+static void flipped_bit_refused(void **state)
+{
+	char path[64];
+	size_t n;
+	uint64_t got[64];
+	(void)state;
+	unsigned char *b = small_trace(6, &n);
+	fresh_path(path, sizeof(path));
+	size_t changed = 0;
+	for (size_t i = 0; i < n; i++) {
+		for (int bit = 0; bit < 8; bit++) {
+			b[i] ^= (unsigned char)(1u << bit);
+			spill(path, b, n);
+			int have = read_all(path, got, 64);
+			b[i] ^= (unsigned char)(1u << bit);
+			if (have < 0)
+				continue;
+			/* not refused: then it changed nothing */
+			if (have != 6)
+				fail_msg("bit %d of byte %zu flipped: %d events read", bit, i, have);
+			for (int k = 0; k < 6; k++)
+				assert_int_equal(got[k], (uint64_t)k);
+			changed++;
+		}
+	}
+	print_message("%zu of %zu flips read as the same trace, the rest refused\n", changed, n * 8);
+	/* a file changed after it was opened (a trace read while written): the blocks read
+	 * then are checked too */
+	for (size_t i = 0; i < n; i++) {
+		struct fts_trace_event ev;
+		int have = 0, rc, fd;
+		spill(path, b, n);
+		struct fts_trace *r = fts_trace_open(path, CLOCK_REALTIME);
+		assert_non_null(r);
+		unsigned char c = (unsigned char)(b[i] ^ (1u << (i % 8)));
+		assert_true((fd = open(path, O_WRONLY)) >= 0);
+		assert_int_equal(pwrite(fd, &c, 1, (off_t)i), 1);
+		close(fd);
+		while ((rc = fts_trace_next(r, &ev)) == 1) {
+			assert_int_equal(ev.fields[0], (uint64_t)have);
+			have++;
+		}
+		fts_trace_close(r);
+		if (rc == 0 && have != 6)
+			fail_msg("byte %zu changed after the open: %d events read", i, have);
+	}
+	unlink(path);
+	free(b);
+}
+
+/* ---- a full disk ------------------------------------------------------------------------ */
+
+/* A file size limit (RLIMIT_FSIZE: write fails with EFBIG past it) stands for a full
+ * disk: the writers go on, the drain counts what it lost, the file keeps its whole
+ * blocks; when the disk has room again, later rounds are written after them. In a
+ * child, whose limit it is. */
+static void full_disk_loses_counted(void **state)
+{
+	char path[64];
+	(void)state;
+	fresh_path(path, sizeof(path));
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct rlimit rl = { 64 * 1024, RLIM_INFINITY };
+		struct fts_trace_stats st = { .size = sizeof(st) };
+		uint64_t ok = 0, full = 0, written = 0;
+		int t = fts_event_define("disk", "i");
+		signal(SIGXFSZ, SIG_IGN);
+		if (t < 0 || setrlimit(RLIMIT_FSIZE, &rl) < 0 || fts_trace_start(path) < 0)
+			_exit(2);
+		for (uint64_t i = 0; i < 20000; i++) {
+			if (fts_event(t, i) == 0)
+				ok++;
+			else if (errno == ENOBUFS)
+				full++;
+			else
+				_exit(3);   /* the writer goes on whatever the disk does */
+			if (i % 500 == 499)
+				fts_trace_drain();
+			/* room again: later rounds write after the last whole block */
+			if (i == 15000) {
+				if (fts_trace_stats(&st) < 0 || st.lost == 0)
+					_exit(8);
+				written = st.events;
+				rl.rlim_cur = RLIM_INFINITY;
+				setrlimit(RLIMIT_FSIZE, &rl);
+			}
+		}
+		errno = 0;
+		if (fts_trace_stop() != -1 || errno != EFBIG)
+			_exit(4);
+		if (fts_trace_stats(&st) < 0 || st.lost == 0 || st.write_error != EFBIG ||
+		    st.events + st.lost != ok || st.dropped != full || st.events <= written)
+			_exit(5);
+		/* the file: whole blocks, every event the stats say was written */
+		uint64_t n = 0;
+		struct fts_trace *r = fts_trace_open(path, CLOCK_REALTIME);
+		struct fts_trace_event ev;
+		int rc;
+		if (!r)
+			_exit(6);
+		while ((rc = fts_trace_next(r, &ev)) == 1)
+			n++;
+		fts_trace_close(r);
+		_exit(rc == 0 && n == st.events ? 0 : 7);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	unlink(path);
+}
+
+/* ---- fork and kill -------------------------------------------------------------------- */
+
+static void fork_child_never_writes_parent_trace(void **state)
+{
+	char path[64], cpath[64];
+	(void)state;
+	int t = fts_event_define("forked", "who");
+	fresh_path(path, sizeof(path));
+	fresh_path(cpath, sizeof(cpath));
+	assert_int_equal(fts_trace_start(path), 0);
+	assert_int_equal(fts_event(t, 1), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int bad = 0;
+		for (int i = 0; i < 1000; i++)
+			bad |= fts_event(t, 2) != 0;
+		bad |= fts_trace_drain() != -1 || errno != ENOENT;
+		bad |= fts_trace_stop() != -1 || errno != ENOENT;
+		/* a trace of its own */
+		bad |= fts_trace_start(cpath) != 0;
+		for (int i = 0; i < 10; i++)
+			bad |= fts_event(t, 3) != 0;
+		bad |= fts_trace_stop() != 0;
+		_exit(bad);
+	}
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(fts_event(t, 1), 0);
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(fts_trace_stop(), 0);
+	struct fts_trace *r = fts_trace_open(path, CLOCK_REALTIME);
+	struct fts_trace_event ev;
+	int n = 0;
+	assert_non_null(r);
+	while (fts_trace_next(r, &ev) == 1) {
+		assert_int_equal(ev.fields[0], 1);
+		n++;
+	}
+	assert_int_equal(n, 101);
+	assert_int_equal(fts_trace_pid(r), getpid());
+	fts_trace_close(r);
+	assert_non_null(r = fts_trace_open(cpath, CLOCK_REALTIME));
+	n = 0;
+	while (fts_trace_next(r, &ev) == 1) {
+		assert_int_equal(ev.fields[0], 3);
+		n++;
+	}
+	assert_int_equal(n, 10);
+	assert_int_equal(fts_trace_pid(r), pid);
+	fts_trace_close(r);
+	unlink(path);
+	unlink(cpath);
+}
+
+/* A fork leaves the writer's ring its own: no page of it becomes copy-on-write, so the
+ * writer takes no page fault after a fork (the child gets none of it). */
+static void ring_not_copied_on_fork(void **state)
+{
+	char path[64];
+	struct rusage a, b;
+	(void)state;
+	if (FTS_TEST_SANITIZED) {
+		/* the sanitizers' shadow of the ring is copy-on-write after a fork */
+		FTS_SKIP("page faults are the sanitizer's own here (the plain build counts them)");
+		return;
+	}
+	int t = fts_event_define("cow", "i");
+	fresh_path(path, sizeof(path));
+	assert_int_equal(fts_trace_start(path), 0);
+	for (int lap = 0; lap < 2; lap++) {   /* the ring and the drain's buffers made */
+		for (int i = 0; i < 10000; i++)
+			assert_int_equal(fts_event(t, (uint64_t)i), 0);
+		assert_int_equal(fts_trace_drain(), 0);
+	}
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	getrusage(RUSAGE_THREAD, &a);
+	for (int i = 0; i < 10000; i++)   /* 480 KB of records: 117 pages */
+		assert_int_equal(fts_event(t, (uint64_t)i), 0);
+	getrusage(RUSAGE_THREAD, &b);
+	assert_int_equal(fts_trace_stop(), 0);
+	print_message("%ld page faults writing 10000 events after a fork\n", b.ru_minflt - a.ru_minflt);
+	assert_true(b.ru_minflt - a.ru_minflt < 20);
+	unlink(path);
+}
+
+static void kill9_keeps_drained(void **state)
+{
+	char path[64];
+	(void)state;
+	volatile uint64_t *drained = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+					  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(drained != MAP_FAILED);
+	*drained = 0;
+	fresh_path(path, sizeof(path));
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int t = fts_event_define("seq", "i");
+		if (t < 0 || fts_trace_start(path) < 0)
+			_exit(2);
+		for (uint64_t i = 0;; i++) {
+			while (fts_event(t, i) != 0)
+				;   /* a full ring: the drain catches up */
+			if (i % 2000 == 1999)
+				usleep(10000);   /* a writer that rests: some 20 MB in 2 s */
+			if (i % 1000 == 999 && fts_trace_drain() == 0)
+				__atomic_store_n(drained, i + 1, __ATOMIC_RELEASE);
+		}
+	}
+	/* 2 s in (the file holds the sampler's samples of them too), and after 200,000
+	 * records the writer saw drained */
+	int64_t until = now_ns(CLOCK_MONOTONIC) + 2000000000;
+	while (__atomic_load_n(drained, __ATOMIC_ACQUIRE) < 200000 || now_ns(CLOCK_MONOTONIC) < until)
+		usleep(1000);
+	kill(pid, SIGKILL);
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	uint64_t want = *drained, n = 0;
+	struct fts_trace *r = fts_trace_open(path, CLOCK_REALTIME);   /* every backend's */
+	struct fts_trace_event ev;
+	int rc;
+	assert_non_null(r);
+	while ((rc = fts_trace_next(r, &ev)) == 1) {
+		assert_int_equal(ev.fields[0], n);   /* one thread: in order, none missing */
+		assert_int_equal(ev.error, 0);
+		n++;
+	}
+	assert_int_equal(rc, 0);
+	assert_true(n >= want);
+	print_message("killed after %" PRIu64 " drained; the file holds %" PRIu64 "\n", want, n);
+	fts_trace_close(r);
+	munmap((void *)drained, 4096);
+	unlink(path);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(define_refuses_bad_input),
+		cmocka_unit_test(events_refuse_bad_input),
+		cmocka_unit_test(start_refuses_existing_path),
+		cmocka_unit_test(fidelity_every_clock),
+		cmocka_unit_test(produced_is_written_plus_dropped),
+		cmocka_unit_test(cut_anywhere_keeps_whole_blocks),
+		cmocka_unit_test(flipped_bit_refused),
+		cmocka_unit_test(full_disk_loses_counted),
+		cmocka_unit_test(fork_child_never_writes_parent_trace),
+		cmocka_unit_test(ring_not_copied_on_fork),
+		cmocka_unit_test(kill9_keeps_drained),
+	};
+	return fts_test_run(tests, argc, argv);
+}

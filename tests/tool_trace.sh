@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# tool_trace.sh FASTSTAMP TRACELOG - `faststamp trace`: a trace written by
+# examples/tracelog, read in another process on every clock; the JSON parses with
+# Python's json, holds every event of the text, at the same ns (ts, and ts + dur for a
+# span's end); usage errors; a path that exists is refused by the writer.
+set -uo pipefail
+tool=$1 tracelog=$2
+work=$(mktemp -d /tmp/fts-trace.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+# With the generic backend stamps are CLOCK_REALTIME readings: they convert to it alone,
+# and the trace holds no samples.
+clocks="realtime tai monotonic boottime raw"
+generic=
+"$tool" info | grep -q '^backend: *generic' && { clocks=realtime; generic=1; }
+
+"$tracelog" "$work/t.fts" 500 > "$work/log" || fail "tracelog exited $?: $(cat "$work/log")"
+grep -q '^5000 events, 0 dropped, 0 lost$' "$work/log" || fail "tracelog: $(cat "$work/log")"
+# a trace is a record of the clock too: the history tools read it
+[ -n "$generic" ] || "$tool" history "$work/t.fts" > /dev/null || fail "history of a trace exited $?"
+# a path that exists: refused, untouched
+echo keep > "$work/exists"
+"$tracelog" "$work/exists" 1 > /dev/null 2> "$work/err" && fail "tracelog wrote over a file"
+grep -q 'File exists' "$work/err" || fail "existing path: $(cat "$work/err")"
+[ "$(cat "$work/exists")" = keep ] || fail "the existing file changed"
+
+command -v python3 > /dev/null || { echo "SKIP: no python3 to parse the JSON"; exit 77; }
+for clock in $clocks; do
+  "$tool" trace "$work/t.fts" --clock $clock > "$work/$clock.txt" 2> "$work/err" ||
+    fail "trace --clock $clock exited $?: $(cat "$work/err")"
+  [ "$(wc -l < "$work/$clock.txt")" -eq 5000 ] || fail "$clock: $(wc -l < "$work/$clock.txt") lines"
+  "$tool" trace "$work/t.fts" --clock $clock --format json --out "$work/$clock.json" 2> "$work/err" ||
+    fail "trace --format json exited $?: $(cat "$work/err")"
+  python3 - "$work/$clock.txt" "$work/$clock.json" << 'PY' || fail "$clock: the JSON and the text differ"
+import json, sys
+from collections import Counter
+from decimal import Decimal
+text = Counter()
+for line in open(sys.argv[1]):
+    w = line.split()
+    sec, frac = w[0].split('.')
+    ns = int(sec) * 10**9 + int(frac)
+    args = tuple(sorted(x.split('=') for x in w[5:]))
+    text[(w[3], w[4], int(w[2]), ns)] += 1
+doc = json.load(open(sys.argv[2]), parse_float=Decimal)
+ev = doc["traceEvents"]
+js = Counter()
+for e in ev:
+    ts = int(Decimal(e["ts"]) * 1000)
+    assert Decimal(e["ts"]).as_tuple().exponent == -3, e
+    kind = {"i": "instant", "X": "begin", "B": "begin", "E": "end"}[e["ph"]]
+    js[(e["name"], kind, e["tid"], ts)] += 1
+    if e["ph"] == "X":
+        js[(e["name"], "end", e["tid"], ts + int(Decimal(e["dur"]) * 1000))] += 1
+        assert e["args"]["id"] >= 0
+    if e["name"] == "chunk":
+        assert set(e["args"]) == {"id", "offset"}, e
+    assert e["pid"] > 0
+assert sum(1 for e in ev if e["ph"] == "X") == 1000, "spans"
+if js != text:
+    print("only in text:", list((text - js).items())[:5])
+    print("only in json:", list((js - text).items())[:5])
+    sys.exit(1)
+PY
+done
+# usage errors exit 2 and say why
+"$tool" trace > /dev/null 2> "$work/err"; [ $? -eq 2 ] || fail "no file: not exit 2"
+"$tool" trace "$work/t.fts" --clock utc > /dev/null 2> "$work/err"; [ $? -eq 2 ] || fail "--clock utc"
+grep -q "unknown --clock 'utc'" "$work/err" || fail "--clock utc: $(cat "$work/err")"
+"$tool" trace "$work/t.fts" --format xml > /dev/null 2> "$work/err"; [ $? -eq 2 ] || fail "--format xml"
+# not a trace, and a damaged one: exit 1 with the reason
+"$tool" trace /etc/hostname > /dev/null 2> "$work/err"; [ $? -eq 1 ] || fail "not a trace: not exit 1"
+"$tool" trace "$work/nothing" > /dev/null 2> "$work/err"; [ $? -eq 1 ] || fail "no file: not exit 1"
+grep -q 'No such file' "$work/err" || fail "no file: $(cat "$work/err")"
+# cut short (a killed writer): every whole block, and a note
+size=$(stat -c %s "$work/t.fts")
+head -c $((size * 2 / 3)) "$work/t.fts" > "$work/cut.fts"
+"$tool" trace "$work/cut.fts" > "$work/cut.txt" 2> "$work/err" || fail "cut trace exited $?: $(cat "$work/err")"
+grep -q 'not stopped' "$work/err" || fail "cut trace: $(cat "$work/err")"
+n=$(wc -l < "$work/cut.txt")
+[ "$n" -gt 0 ] && [ "$n" -lt 5000 ] || fail "cut trace: $n events"
+echo "ok: 5000 events on $clocks, text and JSON agree to the ns"
