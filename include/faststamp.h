@@ -466,7 +466,7 @@ FTS__API int fts_get_info(struct fts_info *info);
  *   is a segment for good: the answer no longer changes, but at a merge (rule 10).
  *   A history file (fts_calib_load) gives every stamp one answer in any process.
  *   The process clock's sampler adds a sample every 100 ms: a stamp's answer settles
- *   within ~7 s of it while conversions keep the sampler running.
+ *   within 70 rounds (7 s) of it while conversions keep the sampler running.
  *
  * MEMORY AND COST
  *   The segments take 40 bytes each (8 of key, 32 of line and bound), in chunks of 256
@@ -630,7 +630,7 @@ FTS__API int fts_clock_record(const char *path);
  *   fts_trace_stop();                                   every ring drained, file done
  *
  * THE HOT PATH. fts_event(), fts_span_begin() and fts_span_end() are macros over a
- * static inline: with no trace running they load one flag and return 0 (~1 ns). While
+ * static inline: with no trace running they load one flag and return 0 (about a ns). While
  * a trace runs they call into the library once: a counter read ordered as
  * store_fast_timestamp()'s, then the record (stamp, type, kind, field count, the
  * thread's id, four fields) written to the thread's ring and published with one
@@ -640,7 +640,7 @@ FTS__API int fts_clock_record(const char *path);
  * 64 to 2^24; a fork's child does not inherit it, so no page of it becomes
  * copy-on-write), and the only shared memory written is the thread's own ring (the
  * drain writes the tail, on a cache line of its own). Cost: a store_fast_timestamp()
- * and a few ns (~1.2x it; `faststamp bench` measures it). A full ring never blocks:
+ * and a few ns (`faststamp bench` measures it). A full ring never blocks:
  * the event is dropped, counted in the thread's ring, and the count reaches the trace.
  * Async-signal-safe once the thread has its ring (an event in a handler that
  * interrupted an event of the same thread is dropped and counted). Thread-safe.
@@ -733,7 +733,7 @@ FTS__API int fts_trace_stats(struct fts_trace_stats *st);
  * fields), EEXIST (the name is defined with other fields), ENOSPC (FTS_EVENT_TYPES_MAX
  * types defined). The same name with the same fields gives the same id, so that any
  * number of threads may define it. Types live as long as the process and go into
- * every trace. Thread-safe, not async-signal-safe. Cost: ~1 us (a mutex, a scan). */
+ * every trace. Thread-safe, not async-signal-safe. Cost: around a microsecond (a mutex, a scan). */
 FTS__API int fts_event_define(const char *name, const char *fields);
 
 /* ABI-private: read by the inline event calls, written by the library. Non-zero while
