@@ -8,14 +8,18 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/file.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/sockios.h>
 
 #include "faststamp/config.h"
 #include "internal.h"
@@ -125,6 +129,7 @@ int fts__publisher_open(struct fts__publisher *p, const char *path, const struct
 {
 	char lock[4200], self[64];
 	struct sockaddr_un a;
+	struct rlimit nofile;
 
 	memset(p, 0, sizeof(*p));
 	p->lockfd = p->memfd = p->rofd = p->listenfd = p->wakefd = -1;
@@ -142,11 +147,23 @@ int fts__publisher_open(struct fts__publisher *p, const char *path, const struct
 	}
 	if (check_dir(path, err, errlen) < 0)
 		return -1;
+	/* Unread answers: half the fds this process may hold and have in flight. */
+	if (getrlimit(RLIMIT_NOFILE, &nofile) < 0)
+		nofile.rlim_cur = 1024;
+	p->held_cap = nofile.rlim_cur / 2 < FTS__SHM_HELD_MAX ? (uint32_t)nofile.rlim_cur / 2
+							    : FTS__SHM_HELD_MAX;
+	p->held_cap = p->held_cap < 8 ? 8 : p->held_cap;
+	p->uid_cap = p->held_cap / 4 < FTS__SHM_UID_MAX ? p->held_cap / 4 : FTS__SHM_UID_MAX;
+	p->held = calloc(p->held_cap, sizeof(*p->held));
+	if (!p->held) {
+		say(err, errlen, "%s", strerror(ENOMEM));
+		return -1;
+	}
 	snprintf(lock, sizeof(lock), "%s.lock", path);
 	p->lockfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (p->lockfd < 0) {
 		say(err, errlen, "%s: %s", lock, strerror(errno));
-		return -1;
+		goto fail;
 	}
 	if (flock(p->lockfd, LOCK_EX | LOCK_NB) < 0) {
 		say(err, errlen, "%s: %s", path, errno == EWOULDBLOCK ?
@@ -242,24 +259,81 @@ int fts__publisher_news(struct fts__publisher *p, unsigned *seq, char *buf, size
 	return rc;
 }
 
-/* One reader: the read-only fd, and a byte (a stream carries fds only with data). Never
- * waits: a reader that does not read its answer loses it. */
+/* Close the held connections whose answer was taken, or whose reader went: what its
+ * reader has not taken, the kernel counts as unsent (SIOCOUTQ). */
+static void release_read(struct fts__publisher *p)
+{
+	uint32_t i = 0;
+	int unsent;
+
+	while (i < p->nheld) {
+		if (ioctl(p->held[i].fd, SIOCOUTQ, &unsent) < 0 || unsent == 0) {
+			close(p->held[i].fd);
+			p->held[i] = p->held[--p->nheld];
+		} else {
+			i++;
+		}
+	}
+}
+
+/* May a reader of uid be sent an fd: its user under its share, and all under theirs
+ * (root and this user may use the room kept for them)? */
+static int has_room(const struct fts__publisher *p, uid_t uid)
+{
+	uint32_t mine = 0;
+
+	if (p->nheld >= (uid == 0 || uid == geteuid() ? p->held_cap : p->held_cap - p->uid_cap))
+		return 0;
+	for (uint32_t i = 0; i < p->nheld; i++)
+		mine += p->held[i].uid == uid;
+	return mine < p->uid_cap;
+}
+
+/* One reader: the read-only fd, and a byte (a stream carries fds only with data); or,
+ * when its user's share of unread answers is used up, the byte that says so. Never
+ * waits: a reader that does not read its answer loses it. conn is closed, or held
+ * until its answer is read. */
 static void answer(struct fts__publisher *p, int conn)
 {
-	char byte = 'F', ctl[CMSG_SPACE(sizeof(int))];
+	char byte = FTS__SHM_GRANTED, ctl[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { &byte, 1 };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
 			    .msg_controllen = sizeof(ctl) };
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
 	struct cmsghdr *c;
+	uid_t uid = getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 ? cred.uid
+									       : (uid_t)-1;
 
+	if (!has_room(p, uid))
+		release_read(p);
+	if (!has_room(p, uid)) {
+		byte = FTS__SHM_REFUSED;
+		m.msg_control = NULL;
+		m.msg_controllen = 0;
+		sendmsg(conn, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+		close(conn);
+		/* said at the first refusal, then at each doubling: a flood is not a log's */
+		p->refused++;
+		if (!(p->refused & (p->refused - 1)))
+			news(p, 0, "uid %lu leaves %u answers unread (connections that never read "
+			     "theirs): its readers are refused the history until they read (%llu "
+			     "refused so far)", (unsigned long)uid, p->uid_cap,
+			     (unsigned long long)p->refused);
+		return;
+	}
 	memset(ctl, 0, sizeof(ctl));
 	c = CMSG_FIRSTHDR(&m);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &p->rofd, sizeof(int));
-	if (sendmsg(conn, &m, MSG_NOSIGNAL | MSG_DONTWAIT) == 1)
+	if (sendmsg(conn, &m, MSG_NOSIGNAL | MSG_DONTWAIT) == 1) {
 		p->answered++;
+		p->held[p->nheld++] = (struct fts__held){ .fd = conn, .uid = uid };
+		return;
+	}
+	close(conn);
 }
 
 /* The first reader waiting at listenfd: 1 answered, 0 none waiting, -1 when accept
@@ -271,7 +345,6 @@ static int answer_one(struct fts__publisher *p, int listenfd)
 	if (conn < 0)
 		return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -1;
 	answer(p, conn);
-	close(conn);
 	return 1;
 }
 
@@ -356,6 +429,7 @@ static void *answering(void *arg)
 
 		if (fts__now(CLOCK_MONOTONIC, &now) == 0 && now >= next) {
 			watch_path(p);
+			release_read(p);
 			next = now + FTS__SHM_WATCH_NS;
 		}
 		f[0].fd = p->listenfd;
@@ -436,6 +510,10 @@ void fts__publisher_close(struct fts__publisher *p, uint32_t state, const char *
 		close(p->wakefd);
 	if (p->lockfd >= 0)
 		close(p->lockfd);
+	while (p->nheld)
+		close(p->held[--p->nheld].fd);
+	free(p->held);
+	p->held = NULL;
 	p->rofd = p->memfd = p->listenfd = p->wakefd = p->lockfd = -1;
 	p->head = NULL;
 }
@@ -628,7 +706,9 @@ int fts__shared_fetch(const char *path, char *why, size_t len)
 		goto out;
 	}
 	if (take_fds(&m, &fd) < 0 || fd < 0) {
-		say(why, len, "its answer held no history's memory");
+		say(why, len, "%s", r == 1 && byte == FTS__SHM_REFUSED ?
+		    "its publisher refused this user: it leaves too many answers unread "
+		    "(connections that never read theirs)" : "its answer held no history's memory");
 		goto out;
 	}
 	/* The one rule that keeps every signal away: memory no one can shrink. */
