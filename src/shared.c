@@ -2,6 +2,7 @@
  * socket that hands it out, and the readers' checks (see shared.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <pwd.h>
@@ -53,19 +54,12 @@ static void say(char *buf, size_t len, const char *fmt, ...)
 
 /* ---- the publisher ------------------------------------------------------------------- */
 
-/* The directory of path: ours, a directory, and writable by no one else. */
-static int check_dir(const char *path, char *err, size_t errlen)
+/* One directory on the way to the path (ours: the path's own directory): 0, or -1
+ * with what is wrong in err. */
+static int check_one_dir(const char *dir, int ours, char *err, size_t errlen)
 {
-	char dir[4096];
-	const char *slash = strrchr(path, '/');
 	struct stat st;
 
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
 	if (lstat(dir, &st) < 0) {
 		say(err, errlen, "%s: %s", dir, strerror(errno));
 		return -1;
@@ -74,15 +68,48 @@ static int check_dir(const char *path, char *err, size_t errlen)
 		say(err, errlen, "%s: %s", dir, "not a directory (a symbolic link is not taken)");
 		return -1;
 	}
-	if (st.st_uid != geteuid()) {
-		say(err, errlen, "%s: %s", dir, "not owned by this user");
+	if (ours ? st.st_uid != geteuid() : st.st_uid != 0 && st.st_uid != geteuid()) {
+		say(err, errlen, "%s: owned by uid %lu, not %s (who owns a directory may replace "
+		    "what is in it)", dir, (unsigned long)st.st_uid, ours ? "this user" :
+		    "root or this user");
 		return -1;
 	}
-	if (st.st_mode & 022) {
-		say(err, errlen, "%s: %s", dir, "writable by its group or others");
+	if (st.st_mode & 022 && (ours || !(st.st_mode & S_ISVTX))) {
+		say(err, errlen, "%s: writable by its group or others%s", dir, ours ? "" :
+		    ", and not sticky");
 		return -1;
 	}
 	return 0;
+}
+
+/* Every directory the path (absolute, no symbolic link on the way: realpath's) goes
+ * through, as ssh's StrictModes has them: its own directory this user's and writable
+ * by no one else; each one above it, up to /, owned by root or this user and writable
+ * by no group or other unless it is sticky (as /tmp, where no one else may rename or
+ * remove what is ours). Whoever could write one of them could put another directory,
+ * and another socket, in our path's place. */
+static int check_dir(const char *path, char *err, size_t errlen)
+{
+	char dir[4096];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (int ours = 1; (slash = strrchr(dir, '/')); ours = 0) {
+		slash[slash == dir] = '\0';   /* "/x" -> "/" */
+		if (check_one_dir(dir, ours, err, errlen) < 0)
+			return -1;
+		if (slash == dir)
+			return 0;
+	}
+	return 0;
+}
+
+/* What is at path now, in words, for a note. */
+static const char *what_is(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) ? "a regular file" : S_ISLNK(st->st_mode) ? "a symbolic link" :
+	       S_ISDIR(st->st_mode) ? "a directory" : S_ISSOCK(st->st_mode) ? "another socket" :
+	       "something else";
 }
 
 /* A unix socket's address for path: -1 if path does not fit sun_path. */
@@ -123,6 +150,61 @@ static int bind_tmp(struct fts__publisher *p, dev_t *dev, ino_t *ino, char *err,
 	return fd;
 }
 
+/* path with its directory resolved (realpath), into out: where it is, once for all (a
+ * symbolic link on the way could be pointed elsewhere later). */
+static int resolve(char *out, size_t outlen, const char *path, char *err, size_t errlen)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096], real[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+		 slash ? path : ".");
+	if (!realpath(dir, real)) {
+		say(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if ((size_t)snprintf(out, outlen, "%s/%s", strcmp(real, "/") ? real : "",
+			     slash ? slash + 1 : path) >= outlen) {
+		say(err, errlen, "%s: too long", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* Is what is at path ours to replace: nothing, or a socket no publisher answers at (a
+ * dead publisher's; ask: connect to find out)? Never a file of any other kind: a
+ * mistyped path must not cost a file. 0, or -1 with why in err. */
+static int replaceable(const char *path, int ask, char *err, size_t errlen)
+{
+	struct sockaddr_un a;
+	struct stat st;
+	int fd, rc, e;
+
+	if (lstat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		say(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		say(err, errlen, "%s: exists and is %s, not a socket (only a socket a stopped "
+		    "publisher left is replaced)", path, what_is(&st));
+		return -1;
+	}
+	if (!ask || sock_addr(&a, path) < 0)
+		return 0;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	rc = fd < 0 ? -1 : connect(fd, (struct sockaddr *)&a, sizeof(a));
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0 && e == ECONNREFUSED)
+		return 0;
+	say(err, errlen, "%s: %s", path, rc == 0 || e == EAGAIN ? "a publisher answers at this "
+	    "socket (its lock file removed?): it is not replaced" : strerror(e));
+	return -1;
+}
+
 int fts__publisher_open(struct fts__publisher *p, const char *path, const struct fts__head *id,
 			uint64_t interval_ns, uint32_t dircap, size_t region_len, uint32_t nregions,
 			void **region, char *err, size_t errlen)
@@ -138,14 +220,15 @@ int fts__publisher_open(struct fts__publisher *p, const char *path, const struct
 		say(err, errlen, "the path is empty or too long");
 		return -1;
 	}
-	snprintf(p->path, sizeof(p->path), "%s", path);
-	snprintf(p->tmp, sizeof(p->tmp), "%s.new.%ld", path, (long)getpid());
-	if (sock_addr(&a, p->tmp) < 0) {
+	if (resolve(p->path, sizeof(p->path), path, err, errlen) < 0)
+		return -1;
+	if ((size_t)snprintf(p->tmp, sizeof(p->tmp), "%s.new.%ld", p->path, (long)getpid()) >=
+		    sizeof(p->tmp) || sock_addr(&a, p->tmp) < 0) {
 		say(err, errlen, "%s: too long for a unix socket's path (%zu bytes at most, with "
-		    ".new.PID)", path, sizeof(a.sun_path) - 1);
+		    ".new.PID)", p->path, sizeof(a.sun_path) - 1);
 		return -1;
 	}
-	if (check_dir(path, err, errlen) < 0)
+	if (check_dir(p->path, err, errlen) < 0 || replaceable(p->path, 0, err, errlen) < 0)
 		return -1;
 	/* Unread answers: half the fds this process may hold and have in flight. */
 	if (getrlimit(RLIMIT_NOFILE, &nofile) < 0)
@@ -159,7 +242,7 @@ int fts__publisher_open(struct fts__publisher *p, const char *path, const struct
 		say(err, errlen, "%s", strerror(ENOMEM));
 		return -1;
 	}
-	snprintf(lock, sizeof(lock), "%s.lock", path);
+	snprintf(lock, sizeof(lock), "%s.lock", p->path);
 	p->lockfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (p->lockfd < 0) {
 		say(err, errlen, "%s: %s", lock, strerror(errno));
@@ -170,6 +253,8 @@ int fts__publisher_open(struct fts__publisher *p, const char *path, const struct
 		    "another faststamp serve publishes here" : strerror(errno));
 		goto fail;
 	}
+	if (replaceable(p->path, 1, err, errlen) < 0)
+		goto fail;
 	/* The memory: sized, mapped for writing, then sealed (the seals after the mapping:
 	 * F_SEAL_FUTURE_WRITE leaves a mapping made before it writable). */
 	p->len = FTS__SHM_HEAD + (size_t)(nregions - 1) * fts__shm_stride(region_len) + region_len;
@@ -358,14 +443,6 @@ static int answer_all(struct fts__publisher *p, int listenfd)
 	return rc;
 }
 
-/* What is at path now, in words, for a note. */
-static const char *what_is(const struct stat *st)
-{
-	return S_ISREG(st->st_mode) ? "a regular file" : S_ISLNK(st->st_mode) ? "a symbolic link" :
-	       S_ISDIR(st->st_mode) ? "a directory" : S_ISSOCK(st->st_mode) ? "another socket" :
-	       "something else";
-}
-
 /* Is our socket still at path? If not, bind a new one and put it there. The memory is
  * not at path: nothing done there reaches it, so this is all there is to repair. */
 static void watch_path(struct fts__publisher *p)
@@ -451,6 +528,8 @@ int fts__publisher_show(struct fts__publisher *p, char *err, size_t errlen)
 	sigset_t all, old;
 	int rc;
 
+	if (replaceable(p->path, 1, err, errlen) < 0)   /* again: the first samples took time */
+		return -1;
 	if (rename(p->tmp, p->path) < 0) {
 		say(err, errlen, "%s: %s", p->path, strerror(errno));
 		return -1;
