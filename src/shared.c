@@ -376,8 +376,7 @@ static int has_room(const struct fts__publisher *p, uid_t uid)
 
 /* One reader: the read-only fd, and a byte (a stream carries fds only with data); or,
  * when its user's share of unread answers is used up, the byte that says so. Never
- * waits: a reader that does not read its answer loses it. conn is closed, or held
- * until its answer is read. */
+ * waits for the reader. conn is closed, or held until its answer is read. */
 static void answer(struct fts__publisher *p, int conn)
 {
 	char byte = FTS__SHM_GRANTED, ctl[CMSG_SPACE(sizeof(int))];

@@ -48,7 +48,15 @@
  * then renames the socket over PATH, so a reader finds either the old publisher or the
  * new one. PATH.lock, held with flock(2) for the publisher's life (the kernel drops it
  * when the process dies, however it dies), keeps a second publisher away; a socket a
- * dead publisher left is replaced.
+ * dead publisher left is replaced, and nothing else (a regular file, a symbolic link,
+ * a socket a publisher answers at). PATH's directory is resolved once; it and every
+ * directory above it are checked as ssh's StrictModes does (shared.c, check_dir).
+ *
+ * An fd sent is in flight until its reader takes it, charged to the publisher's user
+ * and capped by its RLIMIT_NOFILE (ETOOMANYREFS past it, for every reader). So the
+ * publisher holds each answered connection until its answer is read, and bounds what
+ * each user (SO_PEERCRED) leaves unread: a reader over its user's share gets the byte
+ * FTS__SHM_REFUSED and no fd, and every other user is still answered.
  *
  * A reader trusts nothing in the memory. It checks the header's magic, version and
  * geometry against the memory's size, and it reads the history with the read side's
