@@ -603,10 +603,12 @@ FTS__API int fts_clock_save(int fd);
  * A child of fork(2) does not write to its parent's record. path NULL stops recording
  * after a last sample, so that every stamp stored while recording lies inside the
  * file's history, none past its end (the buffer is written, the file closed, the lock
- * released).
+ * released). A symbolic link at path is never followed (ELOOP), nor one that names
+ * nothing: a link another user left in a shared directory such as /tmp cannot lead the
+ * recorder into a file of its user's.
  * Returns 0, or -1 with errno: EEXIST, EBUSY (this process records already: stop
- * first; or another recorder holds the file), ENOTSUP (no counter in use: a build
- * without one, or the generic backend chosen at start, by FASTSTAMP_BACKEND=generic or
+ * first; or another recorder holds the file), ELOOP (path is a symbolic link),
+ * ENOTSUP (no counter in use: a build without one, or the generic backend chosen at start, by FASTSTAMP_BACKEND=generic or
  * because the counter is unusable; stamps are clock readings, which convert without a
  * history; no file is created or opened), the errors of open(2) and write(2), or
  * fts_clock_start()'s.

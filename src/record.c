@@ -255,14 +255,16 @@ static int same_record(int fd, const struct fts__head *h, off_t *keep)
 	       !memcmp(fi.head.boot_id, h->boot_id, 16);
 }
 
-/* Open the record at path: an existing file, or a new one (*created). */
+/* Open the record at path: an existing file, or a new one (*created). A symbolic link
+ * is not followed, dangling or not (ELOOP): one another user left in a shared directory
+ * would lead the recorder into a file of its own user's. */
 static int open_path(const char *path, int *created)
 {
 	int fd;
 
 	*created = 0;
 	for (int tries = 0; tries < 8; tries++) {
-		if ((fd = open(path, O_RDWR | O_CLOEXEC)) >= 0 || errno != ENOENT)
+		if ((fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)) >= 0 || errno != ENOENT)
 			return fd;
 		if ((fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) >= 0) {
 			*created = 1;

@@ -2,20 +2,25 @@
  * socket that hands it out, and the readers' checks (see shared.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <sys/file.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/sockios.h>
 
 #include "faststamp/config.h"
 #include "internal.h"
@@ -49,19 +54,12 @@ static void say(char *buf, size_t len, const char *fmt, ...)
 
 /* ---- the publisher ------------------------------------------------------------------- */
 
-/* The directory of path: ours, a directory, and writable by no one else. */
-static int check_dir(const char *path, char *err, size_t errlen)
+/* One directory on the way to the path (ours: the path's own directory): 0, or -1
+ * with what is wrong in err. */
+static int check_one_dir(const char *dir, int ours, char *err, size_t errlen)
 {
-	char dir[4096];
-	const char *slash = strrchr(path, '/');
 	struct stat st;
 
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == path)
-		snprintf(dir, sizeof(dir), "/");
-	else
-		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
 	if (lstat(dir, &st) < 0) {
 		say(err, errlen, "%s: %s", dir, strerror(errno));
 		return -1;
@@ -70,15 +68,48 @@ static int check_dir(const char *path, char *err, size_t errlen)
 		say(err, errlen, "%s: %s", dir, "not a directory (a symbolic link is not taken)");
 		return -1;
 	}
-	if (st.st_uid != geteuid()) {
-		say(err, errlen, "%s: %s", dir, "not owned by this user");
+	if (ours ? st.st_uid != geteuid() : st.st_uid != 0 && st.st_uid != geteuid()) {
+		say(err, errlen, "%s: owned by uid %lu, not %s (who owns a directory may replace "
+		    "what is in it)", dir, (unsigned long)st.st_uid, ours ? "this user" :
+		    "root or this user");
 		return -1;
 	}
-	if (st.st_mode & 022) {
-		say(err, errlen, "%s: %s", dir, "writable by its group or others");
+	if (st.st_mode & 022 && (ours || !(st.st_mode & S_ISVTX))) {
+		say(err, errlen, "%s: writable by its group or others%s", dir, ours ? "" :
+		    ", and not sticky");
 		return -1;
 	}
 	return 0;
+}
+
+/* Every directory the path (absolute, no symbolic link on the way: realpath's) goes
+ * through, as ssh's StrictModes has them: its own directory this user's and writable
+ * by no one else; each one above it, up to /, owned by root or this user and writable
+ * by no group or other unless it is sticky (as /tmp, where no one else may rename or
+ * remove what is ours). Whoever could write one of them could put another directory,
+ * and another socket, in our path's place. */
+static int check_dir(const char *path, char *err, size_t errlen)
+{
+	char dir[4096];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (int ours = 1; (slash = strrchr(dir, '/')); ours = 0) {
+		slash[slash == dir] = '\0';   /* "/x" -> "/" */
+		if (check_one_dir(dir, ours, err, errlen) < 0)
+			return -1;
+		if (slash == dir)
+			return 0;
+	}
+	return 0;
+}
+
+/* What is at path now, in words, for a note. */
+static const char *what_is(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) ? "a regular file" : S_ISLNK(st->st_mode) ? "a symbolic link" :
+	       S_ISDIR(st->st_mode) ? "a directory" : S_ISSOCK(st->st_mode) ? "another socket" :
+	       "something else";
 }
 
 /* A unix socket's address for path: -1 if path does not fit sun_path. */
@@ -119,12 +150,68 @@ static int bind_tmp(struct fts__publisher *p, dev_t *dev, ino_t *ino, char *err,
 	return fd;
 }
 
+/* path with its directory resolved (realpath), into out: where it is, once for all (a
+ * symbolic link on the way could be pointed elsewhere later). */
+static int resolve(char *out, size_t outlen, const char *path, char *err, size_t errlen)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096], real[PATH_MAX];
+
+	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - path) + (slash == path) : 1,
+		 slash ? path : ".");
+	if (!realpath(dir, real)) {
+		say(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if ((size_t)snprintf(out, outlen, "%s/%s", strcmp(real, "/") ? real : "",
+			     slash ? slash + 1 : path) >= outlen) {
+		say(err, errlen, "%s: too long", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* Is what is at path ours to replace: nothing, or a socket no publisher answers at (a
+ * dead publisher's; ask: connect to find out)? Never a file of any other kind: a
+ * mistyped path must not cost a file. 0, or -1 with why in err. */
+static int replaceable(const char *path, int ask, char *err, size_t errlen)
+{
+	struct sockaddr_un a;
+	struct stat st;
+	int fd, rc, e;
+
+	if (lstat(path, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		say(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISSOCK(st.st_mode)) {
+		say(err, errlen, "%s: exists and is %s, not a socket (only a socket a stopped "
+		    "publisher left is replaced)", path, what_is(&st));
+		return -1;
+	}
+	if (!ask || sock_addr(&a, path) < 0)
+		return 0;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	rc = fd < 0 ? -1 : connect(fd, (struct sockaddr *)&a, sizeof(a));
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	if (rc < 0 && e == ECONNREFUSED)
+		return 0;
+	say(err, errlen, "%s: %s", path, rc == 0 || e == EAGAIN ? "a publisher answers at this "
+	    "socket (its lock file removed?): it is not replaced" : strerror(e));
+	return -1;
+}
+
 int fts__publisher_open(struct fts__publisher *p, const char *path, const struct fts__head *id,
 			uint64_t interval_ns, uint32_t dircap, size_t region_len, uint32_t nregions,
 			void **region, char *err, size_t errlen)
 {
 	char lock[4200], self[64];
 	struct sockaddr_un a;
+	struct rlimit nofile;
 
 	memset(p, 0, sizeof(*p));
 	p->lockfd = p->memfd = p->rofd = p->listenfd = p->wakefd = -1;
@@ -133,26 +220,41 @@ int fts__publisher_open(struct fts__publisher *p, const char *path, const struct
 		say(err, errlen, "the path is empty or too long");
 		return -1;
 	}
-	snprintf(p->path, sizeof(p->path), "%s", path);
-	snprintf(p->tmp, sizeof(p->tmp), "%s.new.%ld", path, (long)getpid());
-	if (sock_addr(&a, p->tmp) < 0) {
+	if (resolve(p->path, sizeof(p->path), path, err, errlen) < 0)
+		return -1;
+	if ((size_t)snprintf(p->tmp, sizeof(p->tmp), "%s.new.%ld", p->path, (long)getpid()) >=
+		    sizeof(p->tmp) || sock_addr(&a, p->tmp) < 0) {
 		say(err, errlen, "%s: too long for a unix socket's path (%zu bytes at most, with "
-		    ".new.PID)", path, sizeof(a.sun_path) - 1);
+		    ".new.PID)", p->path, sizeof(a.sun_path) - 1);
 		return -1;
 	}
-	if (check_dir(path, err, errlen) < 0)
+	if (check_dir(p->path, err, errlen) < 0 || replaceable(p->path, 0, err, errlen) < 0)
 		return -1;
-	snprintf(lock, sizeof(lock), "%s.lock", path);
+	/* Unread answers: half the fds this process may hold and have in flight. */
+	if (getrlimit(RLIMIT_NOFILE, &nofile) < 0)
+		nofile.rlim_cur = 1024;
+	p->held_cap = nofile.rlim_cur / 2 < FTS__SHM_HELD_MAX ? (uint32_t)nofile.rlim_cur / 2
+							    : FTS__SHM_HELD_MAX;
+	p->held_cap = p->held_cap < 8 ? 8 : p->held_cap;
+	p->uid_cap = p->held_cap / 4 < FTS__SHM_UID_MAX ? p->held_cap / 4 : FTS__SHM_UID_MAX;
+	p->held = calloc(p->held_cap, sizeof(*p->held));
+	if (!p->held) {
+		say(err, errlen, "%s", strerror(ENOMEM));
+		return -1;
+	}
+	snprintf(lock, sizeof(lock), "%s.lock", p->path);
 	p->lockfd = open(lock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (p->lockfd < 0) {
 		say(err, errlen, "%s: %s", lock, strerror(errno));
-		return -1;
+		goto fail;
 	}
 	if (flock(p->lockfd, LOCK_EX | LOCK_NB) < 0) {
 		say(err, errlen, "%s: %s", path, errno == EWOULDBLOCK ?
 		    "another faststamp serve publishes here" : strerror(errno));
 		goto fail;
 	}
+	if (replaceable(p->path, 1, err, errlen) < 0)
+		goto fail;
 	/* The memory: sized, mapped for writing, then sealed (the seals after the mapping:
 	 * F_SEAL_FUTURE_WRITE leaves a mapping made before it writable). */
 	p->len = FTS__SHM_HEAD + (size_t)(nregions - 1) * fts__shm_stride(region_len) + region_len;
@@ -242,24 +344,80 @@ int fts__publisher_news(struct fts__publisher *p, unsigned *seq, char *buf, size
 	return rc;
 }
 
-/* One reader: the read-only fd, and a byte (a stream carries fds only with data). Never
- * waits: a reader that does not read its answer loses it. */
+/* Close the held connections whose answer was taken, or whose reader went: what its
+ * reader has not taken, the kernel counts as unsent (SIOCOUTQ). */
+static void release_read(struct fts__publisher *p)
+{
+	uint32_t i = 0;
+	int unsent;
+
+	while (i < p->nheld) {
+		if (ioctl(p->held[i].fd, SIOCOUTQ, &unsent) < 0 || unsent == 0) {
+			close(p->held[i].fd);
+			p->held[i] = p->held[--p->nheld];
+		} else {
+			i++;
+		}
+	}
+}
+
+/* May a reader of uid be sent an fd: its user under its share, and all under theirs
+ * (root and this user may use the room kept for them)? */
+static int has_room(const struct fts__publisher *p, uid_t uid)
+{
+	uint32_t mine = 0;
+
+	if (p->nheld >= (uid == 0 || uid == geteuid() ? p->held_cap : p->held_cap - p->uid_cap))
+		return 0;
+	for (uint32_t i = 0; i < p->nheld; i++)
+		mine += p->held[i].uid == uid;
+	return mine < p->uid_cap;
+}
+
+/* One reader: the read-only fd, and a byte (a stream carries fds only with data); or,
+ * when its user's share of unread answers is used up, the byte that says so. Never
+ * waits for the reader. conn is closed, or held until its answer is read. */
 static void answer(struct fts__publisher *p, int conn)
 {
-	char byte = 'F', ctl[CMSG_SPACE(sizeof(int))];
+	char byte = FTS__SHM_GRANTED, ctl[CMSG_SPACE(sizeof(int))];
 	struct iovec iov = { &byte, 1 };
 	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
 			    .msg_controllen = sizeof(ctl) };
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
 	struct cmsghdr *c;
+	uid_t uid = getsockopt(conn, SOL_SOCKET, SO_PEERCRED, &cred, &cl) == 0 ? cred.uid
+									       : (uid_t)-1;
 
+	if (!has_room(p, uid))
+		release_read(p);
+	if (!has_room(p, uid)) {
+		byte = FTS__SHM_REFUSED;
+		m.msg_control = NULL;
+		m.msg_controllen = 0;
+		sendmsg(conn, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+		close(conn);
+		/* said at the first refusal, then at each doubling: a flood is not a log's */
+		p->refused++;
+		if (!(p->refused & (p->refused - 1)))
+			news(p, 0, "uid %lu leaves %u answers unread (connections that never read "
+			     "theirs): its readers are refused the history until they read (%llu "
+			     "refused so far)", (unsigned long)uid, p->uid_cap,
+			     (unsigned long long)p->refused);
+		return;
+	}
 	memset(ctl, 0, sizeof(ctl));
 	c = CMSG_FIRSTHDR(&m);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
 	c->cmsg_len = CMSG_LEN(sizeof(int));
 	memcpy(CMSG_DATA(c), &p->rofd, sizeof(int));
-	if (sendmsg(conn, &m, MSG_NOSIGNAL | MSG_DONTWAIT) == 1)
+	if (sendmsg(conn, &m, MSG_NOSIGNAL | MSG_DONTWAIT) == 1) {
 		p->answered++;
+		p->held[p->nheld++] = (struct fts__held){ .fd = conn, .uid = uid };
+		return;
+	}
+	close(conn);
 }
 
 /* The first reader waiting at listenfd: 1 answered, 0 none waiting, -1 when accept
@@ -271,7 +429,6 @@ static int answer_one(struct fts__publisher *p, int listenfd)
 	if (conn < 0)
 		return errno == EAGAIN || errno == EINTR || errno == ECONNABORTED ? 0 : -1;
 	answer(p, conn);
-	close(conn);
 	return 1;
 }
 
@@ -283,14 +440,6 @@ static int answer_all(struct fts__publisher *p, int listenfd)
 	while ((rc = answer_one(p, listenfd)) > 0)
 		;
 	return rc;
-}
-
-/* What is at path now, in words, for a note. */
-static const char *what_is(const struct stat *st)
-{
-	return S_ISREG(st->st_mode) ? "a regular file" : S_ISLNK(st->st_mode) ? "a symbolic link" :
-	       S_ISDIR(st->st_mode) ? "a directory" : S_ISSOCK(st->st_mode) ? "another socket" :
-	       "something else";
 }
 
 /* Is our socket still at path? If not, bind a new one and put it there. The memory is
@@ -356,6 +505,7 @@ static void *answering(void *arg)
 
 		if (fts__now(CLOCK_MONOTONIC, &now) == 0 && now >= next) {
 			watch_path(p);
+			release_read(p);
 			next = now + FTS__SHM_WATCH_NS;
 		}
 		f[0].fd = p->listenfd;
@@ -377,6 +527,8 @@ int fts__publisher_show(struct fts__publisher *p, char *err, size_t errlen)
 	sigset_t all, old;
 	int rc;
 
+	if (replaceable(p->path, 1, err, errlen) < 0)   /* again: the first samples took time */
+		return -1;
 	if (rename(p->tmp, p->path) < 0) {
 		say(err, errlen, "%s: %s", p->path, strerror(errno));
 		return -1;
@@ -436,6 +588,10 @@ void fts__publisher_close(struct fts__publisher *p, uint32_t state, const char *
 		close(p->wakefd);
 	if (p->lockfd >= 0)
 		close(p->lockfd);
+	while (p->nheld)
+		close(p->held[--p->nheld].fd);
+	free(p->held);
+	p->held = NULL;
 	p->rofd = p->memfd = p->listenfd = p->wakefd = p->lockfd = -1;
 	p->head = NULL;
 }
@@ -628,7 +784,9 @@ int fts__shared_fetch(const char *path, char *why, size_t len)
 		goto out;
 	}
 	if (take_fds(&m, &fd) < 0 || fd < 0) {
-		say(why, len, "its answer held no history's memory");
+		say(why, len, "%s", r == 1 && byte == FTS__SHM_REFUSED ?
+		    "its publisher refused this user: it leaves too many answers unread "
+		    "(connections that never read theirs)" : "its answer held no history's memory");
 		goto out;
 	}
 	/* The one rule that keeps every signal away: memory no one can shrink. */

@@ -48,7 +48,15 @@
  * then renames the socket over PATH, so a reader finds either the old publisher or the
  * new one. PATH.lock, held with flock(2) for the publisher's life (the kernel drops it
  * when the process dies, however it dies), keeps a second publisher away; a socket a
- * dead publisher left is replaced.
+ * dead publisher left is replaced, and nothing else (a regular file, a symbolic link,
+ * a socket a publisher answers at). PATH's directory is resolved once; it and every
+ * directory above it are checked as ssh's StrictModes does (shared.c, check_dir).
+ *
+ * An fd sent is in flight until its reader takes it, charged to the publisher's user
+ * and capped by its RLIMIT_NOFILE (ETOOMANYREFS past it, for every reader). So the
+ * publisher holds each answered connection until its answer is read, and bounds what
+ * each user (SO_PEERCRED) leaves unread: a reader over its user's share gets the byte
+ * FTS__SHM_REFUSED and no fd, and every other user is still answered.
  *
  * A reader trusts nothing in the memory. It checks the header's magic, version and
  * geometry against the memory's size, and it reads the history with the read side's
@@ -110,7 +118,18 @@ static inline size_t fts__shm_stride(size_t region_len)
 /* ---- the publisher ------------------------------------------------------------------- */
 
 #define FTS__SHM_ANSWER_NS 100000000LL   /* a reader waits this long for its fd */
+#define FTS__SHM_GRANTED 'F'     /* the answer's byte, with the fd */
+#define FTS__SHM_REFUSED 'R'     /* the answer's byte, without: its user's share is used up */
 #define FTS__SHM_WATCH_NS 100000000LL    /* the publisher looks at PATH this often */
+#define FTS__SHM_HELD_MAX 4096   /* answers left unread, all users: at most this many */
+#define FTS__SHM_UID_MAX 256     /* and of one user: at most this many */
+
+/* An answer sent and not yet read: its connection, held open until its reader takes
+ * the fd or goes, and the reader's user. */
+struct fts__held {
+	int fd;
+	uid_t uid;
+};
 
 struct fts__publisher {
 	int lockfd;
@@ -130,7 +149,14 @@ struct fts__publisher {
 	pthread_mutex_t news_lock;
 	unsigned news_seq;         /* bumped at every new note */
 	int failed;                /* it could not publish at path any more */
-	uint64_t answered, rebinds;
+	/* Answers unread: an fd in flight is charged to this user until its reader takes
+	 * it, and the kernel refuses to send more than RLIMIT_NOFILE of them (ETOOMANYREFS),
+	 * to every reader. So each user may leave uid_cap unread, all of them held_cap
+	 * (half the limit; uid_cap of it kept for root and this user); a reader over its
+	 * user's share is refused (a byte, FTS__SHM_REFUSED, with no fd). */
+	struct fts__held *held;
+	uint32_t nheld, held_cap, uid_cap;
+	uint64_t answered, refused, rebinds;
 	char news[512];
 };
 

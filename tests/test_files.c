@@ -3,7 +3,8 @@
  * refused (EBADMSG) and nothing crashes; lengths the file does not back are never
  * allocated; the process clock's record converts every stamp stored while recording,
  * within its clock_gettime bracket; the record's rules (EEXIST, EBUSY, append); one
- * recorder a file, across processes; a failed start leaves nothing behind. */
+ * recorder a file, across processes; a failed start leaves nothing behind; a symbolic
+ * link at the path is refused, not followed. */
 #include <errno.h>
 #include <float.h>
 #include <fcntl.h>
@@ -335,6 +336,42 @@ static void record_refuses_other_files(void **state)
 		assert_int_equal(errno, ENOTSUP);
 		assert_int_equal(stat(path, &sb), -1);   /* no file is created */
 	}
+}
+
+/* A symbolic link at the path is refused (ELOOP), never followed: one another user
+ * left in /tmp would have a root process record into a file of root's. The file it
+ * names, empty (a record would start in it) or missing (one would be created there),
+ * is left as it was, and so is the link. */
+static void record_refuses_symlinks(void **state)
+{
+	char dir[] = "/tmp/fts-link-XXXXXX", target[64], link[64];
+	struct stat st;
+	int fd;
+	(void)state;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(target, sizeof(target), "%s/roots-file", dir);
+	snprintf(link, sizeof(link), "%s/record", dir);
+	fd = open(target, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(symlink(target, link), 0);
+	for (int dangling = 0; dangling < 2; dangling++) {
+		errno = 0;
+		assert_int_equal(fts_clock_record(link), -1);
+		assert_int_equal(errno, counter_in_use() ? ELOOP : ENOTSUP);
+		if (dangling) {
+			assert_int_equal(stat(target, &st), -1);   /* not created */
+		} else {
+			assert_int_equal(stat(target, &st), 0);
+			assert_int_equal(st.st_size, 0);           /* not written */
+			unlink(target);
+		}
+		assert_int_equal(lstat(link, &st), 0);
+		assert_true(S_ISLNK(st.st_mode));
+	}
+	unlink(link);
+	rmdir(dir);
 }
 
 /* The bytes of the file at path (NULL if there is none); *n their count. */
@@ -1382,6 +1419,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(hostile_lengths),
 		cmocka_unit_test(record_converts_stamps),
 		cmocka_unit_test(record_refuses_other_files),
+		cmocka_unit_test(record_refuses_symlinks),
 		cmocka_unit_test(two_recorders),
 		cmocka_unit_test(failed_record_leaves_nothing),
 		cmocka_unit_test(too_few_samples),

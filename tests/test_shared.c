@@ -26,6 +26,11 @@
  *   one_publisher              a second publisher at the same path is refused; SIGINT
  *                              stops the first cleanly, and its socket goes with it
  *   wrongly_owned_file         a publisher of another user: refused (needs root)
+ *   flood_one_user             one user's thousands of connections that never read
+ *                              their answers, to a serve run as its unit runs it (no
+ *                              capability, 1024 open files): root and other users
+ *                              still get the history, and that user's share of
+ *                              unread answers is bounded (needs root)
  *   publisher_and_readers      in one process, the publishing sampler and threads
  *                              converting (what ThreadSanitizer can see)
  */
@@ -42,7 +47,9 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/mman.h>
+#include <grp.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -61,6 +68,8 @@
 #include "history.h"
 
 static char dir[64], path[128];
+static int serve_as_unit;   /* serve as the unit runs it: no capability, 1024 open files */
+static uid_t attach_as;     /* attach_in_child converts as this user (0: the test's) */
 
 /* The command under test: the build's (FTS_TOOL), or a copy named by FTS_TEST_TOOL
  * where the build tree is out of the test user's reach (scripts/stages/10-build-test.sh
@@ -103,6 +112,13 @@ static pid_t serve_rec(int interval_ms, const char *record)
 		int null = open("/dev/null", O_WRONLY), err;
 		char ef[160];
 		prctl(PR_SET_PDEATHSIG, SIGKILL);   /* a failed test leaves no service behind */
+		if (serve_as_unit) {
+			struct rlimit r = { 1024, 1024 };   /* systemd's default soft limit */
+			for (int cap = 0; prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0; cap++)
+				;   /* root without a capability: an exec gets none */
+			if (setrlimit(RLIMIT_NOFILE, &r) < 0)
+				_exit(126);
+		}
 		dup2(null, 1);
 		snprintf(ef, sizeof(ef), "%s/serve.err", dir);
 		if ((err = open(ef, O_WRONLY | O_CREAT | O_APPEND, 0644)) >= 0)
@@ -808,6 +824,9 @@ static void attach_in_child(const char *file, char *source, char *note)
 		fast_timestamp_t s;
 		int64_t ns, err;
 		int before = held_fds();
+		if (attach_as && (setgroups(0, NULL) < 0 || setgid(attach_as) < 0 ||
+				  setuid(attach_as) < 0))
+			_exit(4);
 		setenv("FASTSTAMP_SHARED", file, 1);
 		store_fast_timestamp(&s);
 		if (fts_convert(&s, &ns, &err) < 0 || fts_get_info(&in) < 0)
@@ -1145,6 +1164,103 @@ static void wrongly_owned_file(void **state)
 	unserve(svc);
 }
 
+/* ---- one user's flood ------------------------------------------------------------- */
+
+#define FLOOD 3000          /* connections: the kernel's cap (serve's 1024 files) thrice */
+#define FLOOD_UID 4242      /* the flooder, and another user: any uids (need not exist) */
+#define OTHER_UID 4343
+
+/* As FLOOD_UID: FLOOD connections to the publisher that read nothing, until a byte on
+ * go; then read every answer and write to out how many held an fd, the refusal, or
+ * nothing. */
+static int flood_child(int ready, int go, int out)
+{
+	static int s[FLOOD];
+	struct rlimit r = { FLOOD + 64, FLOOD + 64 };   /* this test's own limit aside */
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int counts[3] = { 0, 0, 0 };
+	char c;
+
+	memcpy(a.sun_path, path, strlen(path));
+	if (setrlimit(RLIMIT_NOFILE, &r) < 0 || setgroups(0, NULL) < 0 || setgid(FLOOD_UID) < 0 ||
+	    setuid(FLOOD_UID) < 0)
+		return 1;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	alarm(60);
+	for (int i = 0; i < FLOOD; i++) {
+		s[i] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (s[i] < 0 || connect(s[i], (struct sockaddr *)&a, sizeof(a)) < 0)
+			return 2;
+	}
+	if (write(ready, "r", 1) != 1 || read(go, &c, 1) != 1)
+		return 3;
+	for (int i = 0; i < FLOOD; i++) {
+		char byte = 0, ctl[CMSG_SPACE(sizeof(int))];
+		struct iovec iov = { &byte, 1 };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+				    .msg_controllen = sizeof(ctl) };
+		struct cmsghdr *cm;
+		ssize_t got = recvmsg(s[i], &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		int fd = -1;
+		if (got == 1 && (cm = CMSG_FIRSTHDR(&m)) && cm->cmsg_type == SCM_RIGHTS)
+			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+		counts[fd >= 0 ? 0 : got == 1 && byte == FTS__SHM_REFUSED ? 1 : 2]++;
+		if (fd >= 0)
+			close(fd);
+		close(s[i]);
+	}
+	return write(out, counts, sizeof(counts)) == sizeof(counts) ? 0 : 4;
+}
+
+static void flood_one_user(void **state)
+{
+	char source[16], note[240], said[4096];
+	int ready[2], go[2], out[2], counts[3], st;
+	pid_t svc, fl;
+	(void)state;
+
+	if (geteuid() != 0)
+		FTS_SKIP("a flood from another user needs root");
+	serve_as_unit = 1;
+	svc = serve(20);
+	serve_as_unit = 0;
+	assert_int_equal(chmod(dir, 0755), 0);   /* other users reach the path */
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(go), 0);
+	assert_int_equal(pipe(out), 0);
+	fl = fork();
+	assert_true(fl >= 0);
+	if (fl == 0)
+		_exit(flood_child(ready[1], go[0], out[1]));
+	close(ready[1]);
+	close(go[0]);
+	close(out[1]);
+	assert_int_equal(read(ready[0], &st, 1), 1);
+	attach_in_child(path, source, note);
+	print_message("  root, under uid %d's %d connections unread: %s %s\n", FLOOD_UID, FLOOD,
+		      source, note);
+	assert_string_equal(source, "shared");
+	attach_as = OTHER_UID;
+	attach_in_child(path, source, note);
+	attach_as = 0;
+	print_message("  uid %d: %s %s\n", OTHER_UID, source, note);
+	assert_string_equal(source, "shared");
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(read(out[0], counts, sizeof(counts)), sizeof(counts));
+	assert_int_equal(waitpid(fl, &st, 0), fl);
+	assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	serve_said(said, sizeof(said));
+	print_message("  uid %d's connections: %d held an fd, %d refused, %d nothing; serve said: "
+		      "%s", FLOOD_UID, counts[0], counts[1], counts[2], said);
+	assert_true(counts[0] > 0 && counts[0] <= FTS__SHM_UID_MAX);
+	assert_int_equal(counts[1], FLOOD - counts[0]);
+	assert_non_null(strstr(said, "uid 4242 leaves"));
+	close(ready[0]);
+	close(go[1]);
+	close(out[0]);
+	unserve(svc);
+}
+
 /* ---- the publisher and readers in one process ------------------------------------- */
 
 static void *reader(void *arg)
@@ -1217,6 +1333,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(record_converts_any_process),
 		cmocka_unit_test(one_publisher),
 		cmocka_unit_test(wrongly_owned_file),
+		cmocka_unit_test(flood_one_user),
 		cmocka_unit_test(publisher_and_readers),
 	};
 	if (!fts__store_counter) {

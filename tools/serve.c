@@ -24,9 +24,13 @@ static const char usage[] =
 	"  is a unix socket that hands it out. If PATH is removed or replaced, serve puts\n"
 	"  its socket back within 100 ms and says so.\n"
 	"  --path PATH      the socket to publish at (default " FTS_SHARED_PATH "); its\n"
-	"                   directory must be this user's and writable by no one else\n"
+	"                   directory must be this user's and writable by no one else,\n"
+	"                   each directory above it root's or this user's and writable\n"
+	"                   by no one else unless sticky; only a socket no publisher\n"
+	"                   answers at is replaced there, never a file of another kind\n"
 	"  --record FILE    also append every sample and event to FILE, a history file that\n"
-	"                   converts any process's stamps later (faststamp convert)\n"
+	"                   converts any process's stamps later (faststamp convert); a\n"
+	"                   symbolic link is not followed\n"
 	"  --interval-ms N  sampling period, 1..60000 (default 100); the heartbeat readers\n"
 	"                   check comes at least every 100 ms whatever N is\n"
 	"Runs in the foreground until SIGTERM or SIGINT, then marks the history stopped\n"
@@ -35,11 +39,11 @@ static const char usage[] =
 	"PATH; the counter became untrusted; PATH's directory became unusable, or PATH\n"
 	"became another publisher's socket), 2 on a usage error.\n";
 
-/* What is wrong with the path to publish at (sock: a socket there is a dead
- * publisher's, replaced) or the file to record in, found before any sampling (the
- * publisher would find a directory only at its rename, with PATH.lock made beside it);
- * NULL when nothing is. An existing symbolic link or regular file is replaced, not
- * followed. */
+/* What is wrong with the path to publish at (sock) or the file to record in, found
+ * before any sampling (the publisher would find a directory only at its rename, with
+ * PATH.lock made beside it); NULL when nothing is. What else is at PATH, the publisher
+ * judges (it replaces nothing but a socket no publisher answers at); a symbolic link
+ * at FILE is not followed. */
 static const char *bad_file(const char *path, int sock)
 {
 	struct stat st;
@@ -50,10 +54,11 @@ static const char *bad_file(const char *path, int sock)
 		return NULL;
 	if (S_ISDIR(st.st_mode))
 		return "Is a directory: it names the file, not its directory";
-	if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode) && !(sock && S_ISSOCK(st.st_mode)))
-		return sock ? "exists and is neither a socket nor a regular file"
-			    : "exists and is not a regular file";
-	return NULL;
+	if (sock)
+		return NULL;
+	if (S_ISLNK(st.st_mode))
+		return "a symbolic link (not followed)";
+	return S_ISREG(st.st_mode) ? NULL : "exists and is not a regular file";
 }
 
 int fts_tool_serve(int argc, char **argv)
@@ -125,7 +130,8 @@ int fts_tool_serve(int argc, char **argv)
 		fprintf(stderr, "faststamp serve: --record %s: %s\n", record,
 			e == EEXIST ? "the file holds something else than a record of this boot "
 				      "and counter (or one of format 1, which is not appended to)"
-			: e == EBUSY ? "another process records in it" : strerror(e));
+			: e == EBUSY ? "another process records in it"
+			: e == ELOOP ? "a symbolic link (not followed)" : strerror(e));
 		fts__clock_serve_stop("its record could not be written");
 		return 1;
 	}
