@@ -1,7 +1,7 @@
 # faststamp rx/tx end to end: loopback and a veth pair between two network namespaces
 # (created and removed by the script; root only, else SKIP), read back with tshark and
-# tcpdump. Exit 77 means skipped. The netns cases take 80 s alone here (tshark reads
-# every capture), more on a busy machine: a deadline of 300 s, not a figure.
+# tcpdump. Exit 77 means skipped. Each case takes seconds (tshark and tcpdump read every
+# capture); the deadline of 300 s is for a busy machine, not a figure.
 foreach(case lo4-pcap lo4-pcapng lo6-pcap lo6-pcapng netns4 netns6 stamp-modes sizes
         bad-input port-in-use unwritable full-disk ring-burst ring-wait signal-stdout both duration-empty
         listen-port0 tx-dest write-dir addr-errors netns6-scope rate-few repeated-options

@@ -32,9 +32,6 @@ wait_bound() {
   fail "rx did not bind port $2"
 }
 
-# le_hex N: N as 8 little-endian bytes in hex, as tshark prints udp.payload.
-le_hex() { printf '%016x' "$1" | sed 's/../& /g' | awk '{for(i=8;i>=1;i--) printf "%s",$i}'; }
-
 # verify FILE N SRC DST DPORT SIZE T0 T1: what tshark and tcpdump read from FILE.
 verify() {
   local f=$1 n=$2 src=$3 dst=$4 dport=$5 size=$6 t0=$7 t1=$8 ipf=ip
@@ -48,27 +45,31 @@ verify() {
   [ "$udp" -eq "$n" ] || fail "tshark decoded $udp UDP frames, expected $n"
   local td; td=$(tcpdump -nn -r "$f" 2>/dev/null | grep -c " UDP, length $size$")
   [ "$td" -eq "$n" ] || fail "tcpdump -r read $td UDP frames of length $size, expected $n"
-  # Addresses, ports, length, payload (the sequence number tx puts first) per frame.
-  local i=0 prev_n=0 sport=""
-  while read -r ts s d sp dp len payload; do
-    [ "$s" = "$src" ] || fail "frame $i: source $s, expected $src"
-    [ "$d" = "$dst" ] || fail "frame $i: destination $d, expected $dst"
-    [ "$dp" = "$dport" ] || fail "frame $i: destination port $dp, expected $dport"
-    [ -n "$sport" ] || sport=$sp
-    [ "$sp" = "$sport" ] && [ "$sp" -gt 0 ] || fail "frame $i: source port $sp"
-    [ "$len" -eq $((size + 8)) ] || fail "frame $i: UDP length $len, expected $((size + 8))"
-    if [ "$size" -ge 8 ]; then
-      [ "${payload:0:16}" = "$(le_hex $i)" ] || fail "frame $i: payload starts ${payload:0:16}, expected seq $i"
-    fi
-    # Nanosecond digits, never backwards, inside the run.
-    [[ $ts =~ ^([0-9]+)\.([0-9]{9})$ ]] || fail "frame $i: time $ts lacks nanosecond digits"
-    local sec=${BASH_REMATCH[1]} nsec=$((10#${BASH_REMATCH[2]}))
-    local t=$((sec * 1000000000 + nsec))
-    [ "$t" -ge "$prev_n" ] || fail "frame $i: time $ts goes backwards"
-    [ "$t" -ge "$t0" ] && [ "$t" -le "$t1" ] || fail "frame $i: time $t outside the run [$t0, $t1]"
-    prev_n=$t
-    i=$((i + 1))
-  done < "$work/fields"
+  # Addresses, ports, length, payload (the sequence number tx puts first, as 8
+  # little-endian bytes in hex) per frame, and each time in nanosecond digits, never
+  # backwards, inside the run. One awk for every frame; seconds and nanoseconds are
+  # compared apart (a double cannot hold ns since 1970).
+  local why
+  why=$(awk -v src="$src" -v dst="$dst" -v dport="$dport" -v size="$size" \
+            -v t0s="${t0:0:-9}" -v t0n="$((10#${t0: -9}))" -v t1s="${t1:0:-9}" -v t1n="$((10#${t1: -9}))" '
+    function le_hex(n,   k, h) { h = ""; for (k = 0; k < 8; k++) { h = h sprintf("%02x", n % 256); n = int(n / 256) } return h }
+    function bad(m) { print "frame " NR - 1 ": " m; exit 1 }
+    function before(as, an, bs, bn) { return as < bs || (as == bs && an < bn) }
+    { i = NR - 1
+      if ($2 != src) bad("source " $2 ", expected " src)
+      if ($3 != dst) bad("destination " $3 ", expected " dst)
+      if ($5 != dport) bad("destination port " $5 ", expected " dport)
+      if (sport == "") sport = $4
+      if ($4 != sport || $4 + 0 <= 0) bad("source port " $4)
+      if ($6 != size + 8) bad("UDP length " $6 ", expected " size + 8)
+      if (size >= 8 && substr($7, 1, 16) != le_hex(i))
+        bad("payload starts " substr($7, 1, 16) ", expected seq " i)
+      if ($1 !~ /^[0-9]+\.[0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9][0-9]$/) bad("time " $1 " lacks nanosecond digits")
+      split($1, t, "."); s = t[1] + 0; ns = t[2] + 0
+      if (i > 0 && before(s, ns, ps, pns)) bad("time " $1 " goes backwards")
+      if (before(s, ns, t0s + 0, t0n + 0) || before(t1s + 0, t1n + 0, s, ns))
+        bad(sprintf("time %s outside the run [%d.%09d, %d.%09d]", $1, t0s, t0n, t1s, t1n))
+      ps = s; pns = ns }' "$work/fields") || fail "$why"
 }
 
 # exchange NS_RX NS_TX LISTEN TO SRC DST FILE N SIZE [RX OPTIONS...]: rx writes, tx sends.
