@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crc32.h"
 #include "histfile.h"
 #include "history.h"
 #include "internal.h"
@@ -60,42 +61,6 @@ static uint64_t get64(const unsigned char *p)
 static uint32_t get32(const unsigned char *p)
 {
 	return (uint32_t)get64((const unsigned char[8]){ p[0], p[1], p[2], p[3], 0, 0, 0, 0 });
-}
-
-/* Eight bytes a step (slicing-by-8): a trace's drain puts every record under a CRC, so
- * this is its cost per byte (a quarter of what a nibble at a time took). The tables
- * are made once, at the first use. */
-static uint32_t crc_t[8][256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void crc_init(void)
-{
-	for (uint32_t i = 0; i < 256; i++) {
-		uint32_t c = i;
-		for (int k = 0; k < 8; k++)
-			c = c & 1 ? (c >> 1) ^ 0xedb88320u : c >> 1;   /* IEEE 802.3, reflected */
-		crc_t[0][i] = c;
-	}
-	for (int k = 1; k < 8; k++)
-		for (uint32_t i = 0; i < 256; i++)
-			crc_t[k][i] = (crc_t[k - 1][i] >> 8) ^ crc_t[0][crc_t[k - 1][i] & 0xff];
-}
-
-uint32_t fts__crc32(uint32_t crc, const void *buf, size_t len)
-{
-	const unsigned char *p = buf;
-
-	pthread_once(&crc_once, crc_init);
-	crc = ~crc;
-	for (; len >= 8; p += 8, len -= 8) {
-		uint32_t a = crc ^ get32(p), b = get32(p + 4);
-		crc = crc_t[7][a & 0xff] ^ crc_t[6][a >> 8 & 0xff] ^ crc_t[5][a >> 16 & 0xff] ^
-		      crc_t[4][a >> 24] ^ crc_t[3][b & 0xff] ^ crc_t[2][b >> 8 & 0xff] ^
-		      crc_t[1][b >> 16 & 0xff] ^ crc_t[0][b >> 24];
-	}
-	while (len--)
-		crc = (crc >> 8) ^ crc_t[0][(crc ^ *p++) & 0xff];
-	return ~crc;
 }
 
 /* The boot's id, read once: boot_state 0 unread, 1 one thread is storing it, 2 boot holds

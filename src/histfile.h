@@ -88,8 +88,6 @@ struct fts__fileinfo {
 
 /* This machine's boot id (zeros if unreadable). */
 void fts__boot_id(uint8_t id[16]);
-/* CRC-32 (IEEE 802.3) of len bytes, continuing from crc (0 to start). */
-uint32_t fts__crc32(uint32_t crc, const void *p, size_t len);
 /* Write a whole file's header and a HEAD block to fd. 0 or negative errno. */
 int fts__write_header(int fd, const struct fts__head *h);
 /* A block in memory: its len bytes of payload are at out + FTS__BLOCK_HEAD_BYTES

@@ -9,6 +9,7 @@
 
 #include "clock.h"
 #include "event.h"
+#include "crc32.h"
 #include "histfile.h"
 #include "internal.h"
 

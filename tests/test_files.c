@@ -25,6 +25,7 @@
 
 #include "testmain.h"
 #include "faststamp.h"
+#include "crc32.h"
 #include "histfile.h"
 #include "daysim.h"
 #include "simclock.h"

@@ -13,6 +13,7 @@
 
 #include "testmain.h"
 
+#include "crc32.h"
 #include "internal.h"
 #include "sysfs.h"
 
@@ -202,9 +203,36 @@ static void test_clocksource_matches_file(void **state)
 	assert_int_equal(fts__clocksource(got, 1), -EINVAL);
 }
 
+/* Every path of fts__crc32 gives the tables' value: lengths 0 to 1100 at every
+ * alignment mod 16, from random seeds, in one piece and split anywhere; and the
+ * standard check value. */
+static void test_crc32_paths_agree(void **state)
+{
+	static unsigned char buf[1100 + 16];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		buf[i] = (unsigned char)x;
+	}
+	assert_int_equal(fts__crc32(0, "123456789", 9), 0xcbf43926u);
+	assert_int_equal(fts__crc32_tables(0, "123456789", 9), 0xcbf43926u);
+	for (size_t len = 0; len <= 1100; len++) {
+		size_t off = len % 16, cut = (len * 7919) % (len + 1);
+		uint32_t seed = (uint32_t)(x >> (len % 32)), want;
+		want = fts__crc32_tables(seed, buf + off, len);
+		assert_int_equal(fts__crc32(seed, buf + off, len), want);
+		assert_int_equal(fts__crc32(fts__crc32(seed, buf + off, cut), buf + off + cut, len - cut),
+				 want);
+	}
+	print_message("CRC-32 path here: %s\n", fts__crc32_path());
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_crc32_paths_agree),
 		cmocka_unit_test(test_parse_word),
 		cmocka_unit_test(test_cpuinfo_has_flag),
 		cmocka_unit_test(test_parse_boot_id),

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "faststamp.h"
+#include "crc32.h"
 #include "histfile.h"
 #include "fuzz.h"
 #include "clock.h"

@@ -32,7 +32,7 @@ extern const char bench_usage[];
 #define BATCH 256   /* stamps per fts_convert_array call */
 
 /* Where every loop stores what it computed, so that the compiler keeps the call. */
-extern volatile int64_t bench_sink;
+extern __thread volatile int64_t bench_sink;   /* a thread's own: the 2-thread rows share no line */
 
 /* The stamps the conversion loops cycle through (ops.c prepares recent ones; the run
  * and the fresh processes fill the old ones). */
@@ -72,6 +72,8 @@ struct op {
 	enum bench_group group;
 	int (*have)(void);  /* NULL, or 0 where this machine cannot run it */
 	const char *duo;    /* non-NULL: timed by 2 threads against 1 too, this its row */
+	int duo_prep;       /* the 2-thread timing runs prep too, before each run, with
+			     * the other thread waiting (it must touch both threads' state) */
 	const char *vs;     /* non-NULL: another clock's conversion, against the key of its
 			     * CLOCK_REALTIME row */
 	const char *child;  /* non-NULL: timed in the fresh processes too, this its row */

@@ -24,7 +24,7 @@
 #include "tool.h"
 #include "clock.h"
 
-volatile int64_t bench_sink;
+__thread volatile int64_t bench_sink;
 struct bench_pool bench_pool;
 static struct bench_hist *const H = &bench_hist;
 
@@ -377,7 +377,8 @@ OP(op_calib_control_load)
  * same history (a tracing process calibrates its own), into a file removed at once
  * (on tmpfs where there is one: the disk is not what is measured). Its rings are the
  * default's (16384 records); each timed run starts with them drained and writes at
- * most half of one (.max): the rows time the write, not a full ring's drop. */
+ * most a quarter of one (.max), below the half at which a writer wakes the drain: the
+ * rows time the write, not a full ring's drop nor a drain beside it. */
 static int event_type = -1;
 
 static int have_trace(void)
@@ -476,8 +477,8 @@ struct op bench_ops[] = {
 	/* Events: fts_event with two fields, against the stores above and a record
 	 * stamped with clock_gettime by hand */
 	{ .key = "event", .label = "fts_event, 2 fields (tracing)", .run = op_event,
-	  .prep = prep_event, .have = have_trace, .max = 8192,
-	  .duo = "fts_event, 2 fields (tracing)" },
+	  .prep = prep_event, .have = have_trace, .max = 4096,
+	  .duo = "fts_event, 2 fields (tracing)", .duo_prep = 1 },
 	{ .key = "event_clock_gettime", .label = "clock_gettime + the record, by hand",
 	  .run = op_event_cgt, .prep = prep_event_cgt, .duo = "clock_gettime + the record, by hand" },
 	{ .key = "event_drain", .label = "fts_event + its drain (CRC, write)", .run = op_event_drain,

@@ -93,13 +93,18 @@ int bench_scaling(int rounds, char *why, size_t len)
 			const struct op *o = sc[s];
 			/* prep (a burst of stores and a conversion) must not run concurrently
 			 * with the other thread's reads of the same stamps; ops here have none
-			 * except convert, whose stamps were prepared above. */
+			 * except convert, whose stamps were prepared above, and the events,
+			 * whose prep (a drain of every ring) runs while the other waits. */
 			struct op plain = *o;
 			double one, two;
 			plain.prep = NULL;
+			if (o->duo_prep)
+				o->prep();
 			one = bench_time_op(&plain, o->calls);
 			d.op = &plain;
 			d.n = o->calls;
+			if (o->duo_prep)
+				o->prep();
 			pthread_barrier_wait(&d.go);
 			two = bench_time_op(&plain, o->calls);
 			pthread_barrier_wait(&d.done);
