@@ -741,7 +741,8 @@ FTS__API int fts_event_define(const char *name, const char *fields);
 /* ABI-private: read by the inline event calls, written by the library. Non-zero while
  * a trace runs. Do not use. */
 extern FTS__API int fts__trace_on;
-/* ABI-private: write an event (head: type | kind << 16 | nfields << 20). */
+/* ABI-private: write an event (head: type | kind << 16 | nfields << 20, and 1 << 24 for
+ * a relaxed stamp). */
 FTS__API int fts__event_put(uint32_t head, uint64_t f0, uint64_t f1, uint64_t f2,
 			    uint64_t f3);
 
@@ -779,6 +780,16 @@ static inline int fts__event(int type, unsigned kind, unsigned n, uint64_t f0, u
 #define fts_event(...) FTS__EV(FTS_EVENT_INSTANT, __VA_ARGS__)
 #define fts_span_begin(...) FTS__EV(FTS_EVENT_BEGIN, __VA_ARGS__)
 #define fts_span_end(...) FTS__EV(FTS_EVENT_END, __VA_ARGS__)
+
+/* fts_event_relaxed, fts_span_begin_relaxed, fts_span_end_relaxed - the same, stamped
+ * as fts_store_relaxed() stamps: the counter read is not ordered against the
+ * instructions around it (it may be taken some ns before or after the program's own
+ * loads and stores near the call), for a few ns less. The record, the ring, the
+ * errors and the file are the same. */
+#define FTS__EV_RELAXED 0x100u   /* with a kind: bit 24 of the head */
+#define fts_event_relaxed(...) FTS__EV(FTS_EVENT_INSTANT | FTS__EV_RELAXED, __VA_ARGS__)
+#define fts_span_begin_relaxed(...) FTS__EV(FTS_EVENT_BEGIN | FTS__EV_RELAXED, __VA_ARGS__)
+#define fts_span_end_relaxed(...) FTS__EV(FTS_EVENT_END | FTS__EV_RELAXED, __VA_ARGS__)
 
 /* ---- Reading a trace -------------------------------------------------------------- */
 

@@ -251,8 +251,11 @@ FTS__API FTS__HOT int fts__event_put(uint32_t head, uint64_t f0, uint64_t f1, ui
 		}
 	}
 	e = &r->rec[h & r->mask];
-	store_fast_timestamp(&e->stamp);
-	e->head = head;
+	if (head & FTS__EV_RELAXED << 16)
+		fts_store_relaxed(&e->stamp);
+	else
+		store_fast_timestamp(&e->stamp);
+	e->head = head & ~(FTS__EV_RELAXED << 16);
 	e->tid = r->tid;
 	e->f[0] = f0;
 	e->f[1] = f1;

@@ -417,6 +417,12 @@ OP(op_event)
 		bench_sink = fts_event(event_type, i, (uint64_t)bench_sink);
 }
 
+OP(op_event_relaxed)
+{
+	for (size_t i = 0; i < n; i++)
+		bench_sink = fts_event_relaxed(event_type, i, (uint64_t)bench_sink);
+}
+
 /* The baseline a user has today: clock_gettime and the same 48-byte record, by hand,
  * into a ring of the thread's own with a release store of its head. */
 static __thread struct {
@@ -479,6 +485,9 @@ struct op bench_ops[] = {
 	{ .key = "event", .label = "fts_event, 2 fields (tracing)", .run = op_event,
 	  .prep = prep_event, .have = have_trace, .max = 4096,
 	  .duo = "fts_event, 2 fields (tracing)", .duo_prep = 1 },
+	{ .key = "event_relaxed", .label = "fts_event_relaxed, 2 fields", .run = op_event_relaxed,
+	  .prep = prep_event, .have = have_trace, .max = 4096,
+	  .duo = "fts_event_relaxed, 2 fields", .duo_prep = 1 },
 	{ .key = "event_clock_gettime", .label = "clock_gettime + the record, by hand",
 	  .run = op_event_cgt, .prep = prep_event_cgt, .duo = "clock_gettime + the record, by hand" },
 	{ .key = "event_drain", .label = "fts_event + its drain (CRC, write)", .run = op_event_drain,
