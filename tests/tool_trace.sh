@@ -2,7 +2,8 @@
 # tool_trace.sh FASTSTAMP TRACELOG - `faststamp trace`: a trace written by
 # examples/tracelog, read in another process on every clock; the JSON parses with
 # Python's json, holds every event of the text, at the same ns (ts, and ts + dur for a
-# span's end); usage errors; a path that exists is refused by the writer.
+# span's end); usage errors; a path that exists is refused by the writer; bench
+# --trace-load counts every event it produced.
 set -uo pipefail
 tool=$1 tracelog=$2
 work=$(mktemp -d /tmp/fts-trace.XXXXXX)
@@ -79,4 +80,18 @@ head -c $((size * 2 / 3)) "$work/t.fts" > "$work/cut.fts"
 grep -q 'not stopped' "$work/err" || fail "cut trace: $(cat "$work/err")"
 n=$(wc -l < "$work/cut.txt")
 [ "$n" -gt 0 ] && [ "$n" -lt 5000 ] || fail "cut trace: $n events"
+# bench --trace-load: every event produced is written or dropped, none otherwise
+# (whether the drain keeps up is the machine's: exit 0 or 1, said either way)
+"$tool" bench --trace-load 200000 1 "$work" > "$work/load" 2>&1; rc=$?
+[ $rc -le 1 ] || fail "bench --trace-load exited $rc: $(cat "$work/load")"
+awk '/^  produced/ { p = $2 } /^  written/ { w = $2 } /^  dropped/ { d = $2 }
+     /^  other errors/ { o = $3 } /^  lost/ { l = $2 }
+     END { exit !(p == 200000 && w + d == p + 1 && o == 0 && w > 0) }' "$work/load" ||
+  fail "bench --trace-load: $(cat "$work/load")"
+grep -qE "^  (kept up|the drain did NOT keep up)" "$work/load" || fail "no verdict: $(cat "$work/load")"
+[ -z "$(ls "$work" | grep faststamp-load)" ] || fail "the load's trace was left in $work"
+"$tool" bench --trace-load 0 > /dev/null 2>&1; [ $? -eq 2 ] || fail "--trace-load 0: not exit 2"
+"$tool" bench --trace-load 10 1 /nonexistent-dir > /dev/null 2> "$work/err"; [ $? -eq 1 ] ||
+  fail "--trace-load into a missing directory: not exit 1"
+grep -q "No such file" "$work/err" || fail "missing directory: $(cat "$work/err")"
 echo "ok: 5000 events on $clocks, text and JSON agree to the ns"

@@ -42,7 +42,12 @@ const char bench_usage[] =
 	"  --plot DIR     write DIR/cost.png and DIR/accuracy.png with gnuplot\n"
 	"  --rounds N     rounds of the interleaved cost loop (default 101, quick 15)\n"
 	"  --run-op OP N  run one operation's loop N times, untimed (for profilers);\n"
-	"                 OP is a JSON key without _ns, e.g. store, clock_gettime\n";
+	"                 OP is a JSON key without _ns, e.g. store, clock_gettime\n"
+	"usage: faststamp bench --trace-load RATE [SECONDS [DIR]]\n"
+	"  Instead of the above: one thread writes RATE events a second (two fields) for\n"
+	"  SECONDS (default 5) into a trace in DIR (default /dev/shm, else /tmp), removed\n"
+	"  after; prints what was produced, written, dropped and lost, and the drain's CPU\n"
+	"  time an event. Exit 0 when none was dropped or lost, 1 when some were.\n";
 
 struct opts {
 	int quick, json, rounds;
@@ -156,6 +161,8 @@ int fts_tool_bench(int argc, char **argv)
 			return bench_fresh_child(argc, argv);
 		return fts_tool_usage_error("bench", bench_usage, "bad '%s'", argv[1]);
 	}
+	if (argc > 1 && !strcmp(argv[1], "--trace-load"))
+		return bench_trace_load(argc, argv);
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		uint64_t r;

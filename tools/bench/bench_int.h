@@ -10,6 +10,8 @@
  *   fresh.c     fresh processes: the first conversion and the shared history
  *   output.c    the table and the JSON object, from what the others measured
  *   plot.c      the charts (plot.h)
+ *   traceload.c --trace-load: a writer at a given event rate, and whether the drain
+ *               keeps up
  *
  * Each part owns the state it measures into (a struct below, defined in its file);
  * output.c reads them all and writes none. */
@@ -278,6 +280,12 @@ int sh_fresh_met(int m, char *why, size_t len);
 
 /* The child's side: argv is bench --first-conversion-child [ROLE quick|full]. */
 int bench_fresh_child(int argc, char **argv);
+
+/* ---- traceload.c: a trace under load ---------------------------------------------- */
+
+/* faststamp bench --trace-load RATE [SECONDS [DIR]] (argv[1] is --trace-load): 0 when
+ * every event was written, 1 when some were dropped or lost, 2 on a usage error. */
+int bench_trace_load(int argc, char **argv);
 /* This program again as a child that times its first conversion: its ns, or -1. */
 int64_t bench_first_conversion(void);
 /* The shared-history section: bench_sh.ran, or bench_sh.why. */
