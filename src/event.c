@@ -275,33 +275,58 @@ FTS__API FTS__HOT int fts__event_put(uint32_t head, uint64_t f0, uint64_t f1, ui
 	return 0;
 }
 
-int fts__rings_drain(int (*fn)(void *ctx, const struct fts__ring_batch *b), void *ctx)
+size_t fts__rings_take(struct fts__ring_batch **bp, size_t *cap)
 {
-	struct fts__ring **pp, *r;
-	int rc = 0;
+	size_t n = 0;
 
 	pthread_mutex_lock(&rings_lock);
-	for (pp = &rings; (r = *pp);) {
-		int dead = __atomic_load_n(&r->dead, __ATOMIC_ACQUIRE);
+	for (struct fts__ring *r = rings; r; r = r->next) {
 		uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), t = r->tail;
 		uint64_t d = __atomic_load_n(&r->dropped, __ATOMIC_RELAXED) +
 			     __atomic_load_n(&r->reentered, __ATOMIC_RELAXED);
+		struct fts__ring_batch *b;
+		size_t at = (size_t)(t & r->mask);
 
-		if (h != t || d != r->dropped_seen) {
-			struct fts__ring_batch b = { .tid = r->tid, .dropped = d - r->dropped_seen,
-						     .n = (size_t)(h - t) };
-			size_t at = (size_t)(t & r->mask);
-			b.rec1 = r->rec + at;
-			b.n1 = b.n < r->mask + 1 - at ? b.n : r->mask + 1 - at;
-			b.rec2 = r->rec;
-			b.n2 = b.n - b.n1;
-			int frc = fn(ctx, &b);
-			if (frc)
-				rc = frc;
-			__atomic_store_n(&r->tail, h, __ATOMIC_RELEASE);
-			r->dropped_seen = d;
+		if (h == t && d == r->dropped_seen)
+			continue;
+		if (n == *cap) {
+			size_t c = *cap ? 2 * *cap : 16;
+			struct fts__ring_batch *nb = realloc(*bp, c * sizeof(*nb));
+			if (!nb) {
+				n = (size_t)-1;
+				break;
+			}
+			*bp = nb;
+			*cap = c;
 		}
-		if (dead) {   /* its thread is gone and every record it wrote was taken */
+		b = &(*bp)[n++];
+		*b = (struct fts__ring_batch){ .ring = r, .head = h, .dropped_to = d, .tid = r->tid,
+					       .dropped = d - r->dropped_seen, .n = (size_t)(h - t) };
+		b->rec1 = r->rec + at;
+		b->n1 = b->n < r->mask + 1 - at ? b->n : r->mask + 1 - at;
+		b->rec2 = r->rec;
+		b->n2 = b->n - b->n1;
+	}
+	pthread_mutex_unlock(&rings_lock);
+	return n;
+}
+
+void fts__rings_release(const struct fts__ring_batch *b, size_t n)
+{
+	struct fts__ring **pp, *r;
+
+	pthread_mutex_lock(&rings_lock);
+	for (size_t i = 0; i < n; i++) {
+		__atomic_store_n(&b[i].ring->tail, b[i].head, __ATOMIC_RELEASE);
+		b[i].ring->dropped_seen = b[i].dropped_to;
+	}
+	/* a ring whose thread is gone, its every record and drop released: freed (only
+	 * the drain frees rings, so a batch's pointers held between take and release stay) */
+	for (pp = &rings; (r = *pp);) {
+		if (__atomic_load_n(&r->dead, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) == r->tail &&
+		    __atomic_load_n(&r->dropped, __ATOMIC_RELAXED) +
+				    __atomic_load_n(&r->reentered, __ATOMIC_RELAXED) == r->dropped_seen) {
 			*pp = r->next;
 			munmap(r->rec, (r->mask + 1) * sizeof(struct fts__evrec));
 			free(r);
@@ -310,7 +335,6 @@ int fts__rings_drain(int (*fn)(void *ctx, const struct fts__ring_batch *b), void
 		pp = &r->next;
 	}
 	pthread_mutex_unlock(&rings_lock);
-	return rc;
 }
 
 void fts__rings_reset(void)

@@ -53,19 +53,24 @@ int fts__evtype_parse(const char *name, const char *fields, struct fts__evtype *
 
 /* ---- event.c: rings ------------------------------------------------------------------ */
 /* The drain's side of every ring, with the trace's lock held (one consumer): a ring's
- * records since the last batch, in two runs (the ring wraps), and its drops since. */
+ * records since its last release, in two runs (the ring wraps; the drain may change
+ * them in place until it releases them), and its drops since. */
 struct fts__ring;
 struct fts__ring_batch {
+	struct fts__ring *ring;
+	uint64_t head, dropped_to;      /* where the release puts the ring's tail and count */
 	uint32_t tid;
 	uint64_t dropped;
 	size_t n;
-	const struct fts__evrec *rec1, *rec2;
+	struct fts__evrec *rec1, *rec2;
 	size_t n1, n2;
 };
-/* Drain every ring: fn once for each ring with records or drops, then its records are
- * released to its writer; the rings of threads gone are freed once empty. Returns what
- * fn returned last non-zero, or 0. */
-int fts__rings_drain(int (*fn)(void *ctx, const struct fts__ring_batch *b), void *ctx);
+/* A batch for every ring with records or drops not yet released, into *b (grown as
+ * needed, *cap its room): how many, or (size_t)-1 when no memory (nothing taken). */
+size_t fts__rings_take(struct fts__ring_batch **b, size_t *cap);
+/* The records of n batches taken given back to their writers; the rings of threads
+ * gone are freed once every record of theirs was released. */
+void fts__rings_release(const struct fts__ring_batch *b, size_t n);
 /* Start of a trace: records left in the rings and drops counted before are forgotten. */
 void fts__rings_reset(void);
 /* Events the hot path dropped without a ring (no memory), since the last reset. */

@@ -3,6 +3,7 @@
  * samples (record.c's tap) into it, and what a fork does to it. docs/events.md. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "crc32.h"
 #include "event.h"
 #include "histfile.h"
 #include "internal.h"
@@ -30,9 +32,13 @@ static struct {
 	int types_written;
 	uint64_t orphans_seen;
 	struct fts_trace_stats st;
-	unsigned char *out, *ev;        /* a round's blocks: samples and types; events */
-	size_t nout, capout, nev, capev;
-	uint64_t round_events, round_dropped;
+	unsigned char *out;             /* a round's blocks of samples and types */
+	size_t nout, capout;
+	struct fts__ring_batch *b;      /* the rings' records taken, written from the rings */
+	size_t capb;
+	unsigned char (*heads)[FTS__BLOCK_HEAD_BYTES + FTS__EVENTS_HEAD_BYTES];
+	struct iovec *iov;              /* the round's pieces: out, then 3 an EVENTS block */
+	size_t capheads;
 	pthread_t thread;
 	int thread_on, stop;
 } tr = { .fd = -1 };
@@ -85,82 +91,100 @@ static int out_block(uint32_t type, const void *payload, size_t len)
 	return block(p, tr.out, &tr.nout, type, len);
 }
 
-/* A ring's records (fts__rings_drain's callback): one EVENTS block. */
-static int take_batch(void *ctx, const struct fts__ring_batch *b)
+/* A batch's EVENTS block, written from the ring itself: its header and the block's
+ * first 16 bytes into h, and the iovecs of h and of the records' runs into v. Returns
+ * the iovecs used. On a big-endian machine the records are made little-endian in place
+ * first (the ring is the drain's until released). */
+static int events_block(struct fts__ring_batch *b, unsigned char *h, struct iovec *v)
 {
-	size_t len = FTS__EVENTS_HEAD_BYTES + b->n * FTS__EVREC_BYTES;
-	unsigned char *p = room(&tr.ev, &tr.nev, &tr.capev, len), *q;
+	unsigned char *p = h + FTS__BLOCK_HEAD_BYTES;
+	size_t len = FTS__EVENTS_HEAD_BYTES + b->n * FTS__EVREC_BYTES;   /* a multiple of 8 */
+	uint32_t crc;
+	int k = 0;
 
-	(void)ctx;
-	tr.round_dropped += b->dropped;
-	if (!p) {
-		tr.st.lost += b->n;
-		return -ENOMEM;
-	}
 	put32(p, b->tid);
 	put32(p + 4, (uint32_t)b->n);
 	put64(p + 8, b->dropped);
-	q = p + FTS__EVENTS_HEAD_BYTES;
+	crc = fts__crc32(0, p, FTS__EVENTS_HEAD_BYTES);
+	v[k++] = (struct iovec){ h, FTS__BLOCK_HEAD_BYTES + FTS__EVENTS_HEAD_BYTES };
 	for (int run = 0; run < 2; run++) {
-		const struct fts__evrec *r = run ? b->rec2 : b->rec1;
+		struct fts__evrec *r = run ? b->rec2 : b->rec1;
 		size_t n = run ? b->n2 : b->n1;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-		/* the ring's layout is the file's */
-		memcpy(q, r, n * FTS__EVREC_BYTES);
-		q += n * FTS__EVREC_BYTES;
-#else
-		for (size_t i = 0; i < n; i++, r++, q += FTS__EVREC_BYTES) {
-			put64(q, r->stamp);
-			put32(q + 8, r->head);
-			put32(q + 12, r->tid);
-			for (int k = 0; k < FTS_EVENT_MAX_FIELDS; k++)
-				put64(q + 16 + 8 * k, r->f[k]);
+		if (!n)
+			continue;
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+		for (size_t i = 0; i < n; i++) {
+			struct fts__evrec e = r[i];
+			unsigned char *q = (unsigned char *)&r[i];
+			put64(q, e.stamp);
+			put32(q + 8, e.head);
+			put32(q + 12, e.tid);
+			for (int f = 0; f < FTS_EVENT_MAX_FIELDS; f++)
+				put64(q + 16 + 8 * f, e.f[f]);
 		}
 #endif
+		crc = fts__crc32(crc, r, n * FTS__EVREC_BYTES);
+		v[k++] = (struct iovec){ r, n * FTS__EVREC_BYTES };
 	}
-	tr.round_events += b->n;
-	return block(p, tr.ev, &tr.nev, FTS__BLK_EVENTS, len);
+	fts__block_head(h, FTS__BLK_EVENTS, (uint32_t)len, crc);
+	return k;
 }
 
-static int write_all(const unsigned char *a, size_t na, const unsigned char *b, size_t nb)
+/* Every byte of n iovecs (changed as it goes). 0 or negative errno. */
+static int write_all(struct iovec *v, size_t n)
 {
-	struct iovec v[2] = { { (void *)a, na }, { (void *)b, nb } };
-	int i = 0;
-
-	while (i < 2) {
+	while (n) {
 		ssize_t w;
-		if (!v[i].iov_len) {
-			i++;
+		if (!v->iov_len) {
+			v++, n--;
 			continue;
 		}
-		if ((w = writev(tr.fd, v + i, 2 - i)) < 0) {
+		if ((w = writev(tr.fd, v, (int)(n < IOV_MAX ? n : IOV_MAX))) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
 		if (w == 0)
 			return -EIO;
-		while (i < 2 && (size_t)w >= v[i].iov_len)
-			w -= (ssize_t)v[i++].iov_len;
-		if (i < 2) {
-			v[i].iov_base = (char *)v[i].iov_base + w;
-			v[i].iov_len -= (size_t)w;
+		for (; n && (size_t)w >= v->iov_len; v++, n--)
+			w -= (ssize_t)v->iov_len;
+		if (n) {
+			v->iov_base = (char *)v->iov_base + w;
+			v->iov_len -= (size_t)w;
 		}
 	}
 	return 0;
 }
 
+/* Room for n batches' headers and iovecs (and out's). 0 or -ENOMEM. */
+static int room_for(size_t n)
+{
+	void *h, *v;
+
+	if (tr.iov && n <= tr.capheads)
+		return 0;
+	n = n < 16 ? 16 : n;
+	if (!(h = realloc(tr.heads, n * sizeof(*tr.heads))))
+		return -ENOMEM;
+	tr.heads = h;
+	if (!(v = realloc(tr.iov, (1 + 3 * n) * sizeof(*tr.iov))))
+		return -ENOMEM;
+	tr.iov = v;
+	tr.capheads = n;
+	return 0;
+}
+
 /* With trace_lock held: one round. sample: a sample of the clock first. *moved: the
- * records it took. 0, or negative errno (the round's records lost and counted). */
+ * records it took. 0, or negative errno: a failed write loses the round's records
+ * (counted); with no memory for the round they stay in the rings for the next. */
 static int round_locked(int sample, uint64_t *moved)
 {
 	unsigned char *tap = NULL;
-	size_t ntap = fts__clock_tap_take(&tap, sample);
-	uint64_t orphans = fts__rings_orphan_drops();
+	size_t ntap = fts__clock_tap_take(&tap, sample), nb, niov = 1;
+	uint64_t orphans = fts__rings_orphan_drops(), events = 0, dropped = 0, bytes;
 	int rc = 0, n;
 
-	tr.nout = tr.nev = 0;
-	tr.round_events = tr.round_dropped = 0;
+	tr.nout = 0;
 	/* the samples, as the tap kept them: type, length, payload */
 	for (size_t at = 0; at + 8 <= ntap && rc == 0;) {
 		uint32_t type = tap[at] | (uint32_t)tap[at + 1] << 8 | (uint32_t)tap[at + 2] << 16 |
@@ -173,12 +197,19 @@ static int round_locked(int sample, uint64_t *moved)
 	free(tap);
 	/* the records: a type is defined before an event of it is written, so the types
 	 * counted after the rings were read cover every record taken */
-	if (fts__rings_drain(take_batch, NULL) < 0 && !rc)
-		rc = -ENOMEM;
+	if ((nb = fts__rings_take(&tr.b, &tr.capb)) == (size_t)-1 || room_for(nb) < 0) {
+		nb = 0;
+		if (!rc)
+			rc = -ENOMEM;
+	}
+	for (size_t i = 0; i < nb; i++) {
+		events += tr.b[i].n;
+		dropped += tr.b[i].dropped;
+	}
 	if (orphans != tr.orphans_seen) {
 		unsigned char p[FTS__EVENTS_HEAD_BYTES] = { 0 };
 		put64(p + 8, orphans - tr.orphans_seen);
-		tr.round_dropped += orphans - tr.orphans_seen;
+		dropped += orphans - tr.orphans_seen;
 		tr.orphans_seen = orphans;
 		if (!rc)   /* a block of no record: its place among the others is free */
 			rc = out_block(FTS__BLK_EVENTS, p, sizeof(p));
@@ -194,12 +225,21 @@ static int round_locked(int sample, uint64_t *moved)
 			memcpy(p + 72 + 32 * k, t->fields[k], strlen(t->fields[k]));
 		rc = out_block(FTS__BLK_EVTYPE, p, sizeof(p));
 	}
-	tr.st.dropped += tr.round_dropped;
+	tr.st.dropped += dropped;
 	if (moved)
-		*moved = tr.round_events;
-	if (!rc && (rc = write_all(tr.out, tr.nout, tr.ev, tr.nev)) == 0) {
-		tr.good += (off_t)(tr.nout + tr.nev);
-		tr.st.events += tr.round_events;
+		*moved = events;
+	bytes = tr.nout + nb * (FTS__BLOCK_HEAD_BYTES + FTS__EVENTS_HEAD_BYTES) +
+		events * FTS__EVREC_BYTES;
+	if (!rc) {
+		tr.iov[0] = (struct iovec){ tr.out, tr.nout };
+		for (size_t i = 0; i < nb; i++)
+			niov += (size_t)events_block(&tr.b[i], tr.heads[i], tr.iov + niov);
+		rc = write_all(tr.iov, niov);
+	}
+	fts__rings_release(tr.b, nb);
+	if (!rc) {
+		tr.good += (off_t)bytes;
+		tr.st.events += events;
 		tr.st.bytes = (uint64_t)tr.good;
 		return 0;
 	}
@@ -208,7 +248,7 @@ static int round_locked(int sample, uint64_t *moved)
 	if (ftruncate(tr.fd, tr.good) < 0 || lseek(tr.fd, tr.good, SEEK_SET) < 0) {
 		/* the error reported is the write's */
 	}
-	tr.st.lost += tr.round_events;
+	tr.st.lost += events;
 	if (!tr.st.write_error)
 		tr.st.write_error = -rc;
 	return rc;
@@ -255,9 +295,14 @@ static void wake_drain(void)
 static void trace_reset(void)
 {
 	free(tr.out);
-	free(tr.ev);
-	tr.out = tr.ev = NULL;
-	tr.nout = tr.nev = tr.capout = tr.capev = 0;
+	free(tr.b);
+	free(tr.heads);
+	free(tr.iov);
+	tr.out = NULL;
+	tr.b = NULL;
+	tr.heads = NULL;
+	tr.iov = NULL;
+	tr.nout = tr.capout = tr.capb = tr.capheads = 0;
 	tr.fd = -1;
 	tr.thread_on = tr.stop = 0;
 }
