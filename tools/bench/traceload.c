@@ -93,8 +93,9 @@ int bench_trace_load(int argc, char **argv)
 	       (unsigned long long)st.dropped, (unsigned long long)refused);
 	printf("  lost         %llu (failed writes)\n", (unsigned long long)st.lost);
 	printf("  other errors %llu\n", (unsigned long long)other);
-	printf("  CPU          writer %.3f s, the rest (the drain, the sampler) %.3f s: "
-	       "%.1f ns an event\n", wcpu, cpu - wcpu, (cpu - wcpu) * 1e9 / (double)produced);
+	printf("  CPU          writer %.3f s (its pacing included); the rest (the drain, the "
+	       "sampler) %.3f s: %.1f ns an event written\n", wcpu, cpu - wcpu,
+	       st.events ? (cpu - wcpu) * 1e9 / (double)st.events : 0.0);
 	/* the first event (before the clock) is counted by the trace too */
 	if (st.events + st.dropped != produced + 1 || other) {
 		printf("  MISMATCH: produced + 1 != written + dropped\n");
