@@ -12,7 +12,8 @@
 # The stamps' brackets turn through CLOCK_REALTIME, TAI, MONOTONIC, BOOTTIME and
 # MONOTONIC_RAW, and each clock is judged against its own (fts_convert_clock); across
 # a set of the wall clock MONOTONIC, BOOTTIME and MONOTONIC_RAW, and across the leap
-# second TAI too, must keep bounds under 10 us in the span of ambiguity. One more boot,
+# second TAI too, must keep bounds under 10 us (plus twice the skew between CPUs the library
+# measured) in the span of ambiguity. One more boot,
 # `ftrace`, checks the kernel tracer's timestamps (trace_clock mono, mono_raw, boot,
 # tai) against the stamps around each trace_marker write (tests/guest/guest_ftrace.c).
 # Fails if any run has a conversion outside its bound, a fault that did not take
