@@ -7,7 +7,7 @@
  * CLOCK_REALTIME reads, maps r to the clock with the rules and bound of THE MODEL
  * (faststamp.h). No sampler feeds it: every conversion takes a read after its stamps
  * (rule 11's bridge, for those past the newest observation), which joins the history
- * when the newest is OBS_GAP_NS old or more.
+ * when the newest is FTS__OBS_GAP_NS old or more (rule 14, estimate.c decides).
  *
  * CLOCK_REALTIME goes back at a step back, and a history's counter must not: a read
  * below the newest observation starts a new history, an era. What CLOCK_REALTIME read
@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "estimate.h"
 #include "history.h"
 #include "internal.h"
 #include "clock.h"
@@ -32,7 +33,6 @@
 #include "tagged.h"
 
 #define ERAS 16                  /* eras kept a clock; the oldest goes first */
-#define OBS_GAP_NS 1000000       /* a read joins the history this long after the newest */
 #define ERA_BYTES (1u << 20)     /* an era's history at most (rule 10 merges within) */
 #define TRIES 2                  /* a read: the narrowest of this many brackets */
 /* An era of one observation has no rate of its own: any two of the clocks run within
@@ -151,11 +151,12 @@ static int era_at(const struct era *e, uint64_t r, const struct obs *read, __int
 static int keep(int k, const struct obs *o)
 {
 	struct era *e = eras[k].n ? &eras[k].e[eras[k].n - 1] : NULL;
+	enum fts__rule14_obs to = fts__rule14_obs(e != NULL, e ? e->last.hi : 0, o->lo,
+						  e ? o->raw - e->last.raw : 0);
 
-	if (e && o->lo >= e->last.hi) {
-		/* reads closer than this would give the history a rate of their noise */
-		if (o->raw - e->last.raw < OBS_GAP_NS)
-			return 0;
+	if (to == FTS__OBS_BRIDGE)
+		return 0;
+	if (to == FTS__OBS_JOIN) {
 		if (!e->h) {
 			struct fts_calib_opts opts = { .size = sizeof(opts), .max_bytes = ERA_BYTES };
 			if (!(e->h = fts_calib_new_opts(&opts)))
@@ -172,7 +173,7 @@ static int keep(int k, const struct obs *o)
 		e->last = *o;
 		return 1;
 	}
-	/* the first read, or CLOCK_REALTIME went back: a new era */
+	/* FTS__OBS_NEW_ERA: the first read, or CLOCK_REALTIME went back */
 	if (eras[k].n == ERAS) {
 		fts_calib_free(eras[k].e[0].h);
 		memmove(&eras[k].e[0], &eras[k].e[1], sizeof(eras[k].e[0]) * (ERAS - 1));
@@ -223,7 +224,7 @@ int fts__tagged_convert(int k, const fast_timestamp_t *stamps, size_t n, int64_t
 			/* its readings: from its first less the step's interval before it, to
 			 * its newest plus the interval after (the newest era: to the read now) */
 			uint64_t top = last ? read.hi : e->last.hi + (uint64_t)eras[k].e[j + 1].gap_before;
-			if ((e->gap_before >= 0 && r + (uint64_t)e->gap_before < e->first.lo) || r > top)
+			if (!fts__rule14_may_hold(r, e->first.lo, e->gap_before, top))
 				continue;
 			if ((rc = era_at(e, r, last && have_read ? &read : NULL, &a, &b)) < 0)
 				break;
