@@ -426,8 +426,9 @@ static void head_of(const struct fts__band *hb, uint64_t key, const struct fts__
 }
 
 /* Merge final segments until at most target remain, in passes of the pairs rule 10
- * picks, or drop the oldest where only steps are left. The merged list is written into free chunks, listed by the other
- * directory, and published as a new state; the old chunks become free. */
+ * picks, or drop the oldest where only steps are left. The merged list is written into
+ * free chunks, listed by the other directory, and published as a new state; the old
+ * chunks become free. */
 static int compact(struct fts_calib *c, size_t target)
 {
 	struct fts__writer *w = c->w;
