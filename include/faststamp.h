@@ -433,12 +433,13 @@ FTS__API int fts_get_info(struct fts_info *info);
  *      not move keeps the bounds of a quiet clock around it.
  *   14 (tagged stamps, on another clock) rules 1-11 with CLOCK_REALTIME in the
  *      counter's place: the samples are that clock read between two CLOCK_REALTIME
- *      reads, taken by the conversions, one after each call's stamps and kept at most every
- *      1 ms of CLOCK_MONOTONIC_RAW (closer ones only bridge, rule 11); a read below the
- *      newest (CLOCK_REALTIME went back) starts a new history, and a stamp's reading
- *      that two histories may hold (from the first read of the later one back by the
- *      interval between them, by CLOCK_MONOTONIC_RAW) converts with both, the bound
- *      covering both answers.
+ *      reads, taken by the conversions, one after each call's stamps and kept at most
+ *      every 1 ms of CLOCK_MONOTONIC_RAW (closer ones only bridge, rule 11), a history
+ *      of one read carried at 1:1 give or take 10 % and 500 ppm (ADJ_TICK's and NTP's
+ *      most); a read below the newest (CLOCK_REALTIME went back) starts a new
+ *      history, and a stamp's reading that two histories may hold (from the first
+ *      read of the later one back by the interval between them, by
+ *      CLOCK_MONOTONIC_RAW) converts with both, the bound covering both answers.
  *   15 (reach) a history speaks for the counter values inside it and, beyond each end,
  *      for as far again as it is long, and at least 1 s: further out the band (P2),
  *      measured over the history, would be carried over more than was ever seen, and

@@ -423,6 +423,17 @@ int fts__rule14_may_hold(uint64_t r, uint64_t first_lo, int64_t gap_before, uint
 	return (gap_before < 0 || r + (uint64_t)gap_before >= first_lo) && r <= top;
 }
 
+void fts__rule14_one_obs(uint64_t lo, uint64_t hi, int64_t v, uint64_t r, __int128 *out_lo,
+			 __int128 *out_hi)
+{
+	uint64_t mid = lo + (hi - lo) / 2;
+	__int128 d = (__int128)r - (__int128)mid, dd = d < 0 ? -d : d;
+	__int128 grow = dd * FTS__ONE_OBS_PPM / 1000000 + (hi - lo + 1) / 2 + 1;
+
+	*out_lo = (__int128)v + d - grow;
+	*out_hi = (__int128)v + d + grow;
+}
+
 /* Rule 15: P2's band is measured over the history; carried further from it than the
  * history is long, the extrapolation (rule 9) would rest on more than was ever seen.
  * The floor keeps a short history (a few samples) useful for the stamps around it. */

@@ -215,6 +215,14 @@ enum fts__rule14_obs fts__rule14_obs(int have_era, uint64_t last_hi, uint64_t lo
  * holds those from first_lo - gap_before (what CLOCK_REALTIME read in that interval
  * after the step, which the era before also read) to top. */
 int fts__rule14_may_hold(uint64_t r, uint64_t first_lo, int64_t gap_before, uint64_t top);
+/* Rule 14, an era of one read (the clock read v between CLOCK_REALTIME reads lo and hi)
+ * has no rate of its own: what the clock read when CLOCK_REALTIME read r lies within
+ * [*out_lo, *out_hi], v carried from the bracket's middle at 1:1 give or take
+ * FTS__ONE_OBS_PPM, plus half the bracket and 1 ns. Any two of the clocks run within
+ * that of each other: ADJ_TICK's 10 % and NTP's 500 ppm. */
+#define FTS__ONE_OBS_PPM 100500
+void fts__rule14_one_obs(uint64_t lo, uint64_t hi, int64_t v, uint64_t r, __int128 *out_lo,
+			 __int128 *out_hi);
 
 /* ---- rule 15: what a history can hold ---------------------------------------------- */
 /* A history reaches at least this far past each end, however short it is (ns). */

@@ -35,9 +35,6 @@
 #define ERAS 16                  /* eras kept a clock; the oldest goes first */
 #define ERA_BYTES (1u << 20)     /* an era's history at most (rule 10 merges within) */
 #define TRIES 2                  /* a read: the narrowest of this many brackets */
-/* An era of one observation has no rate of its own: any two of the clocks run within
- * ADJ_TICK's 10 % and NTP's 500 ppm of each other. */
-#define ONE_OBS_PPM 100500
 
 struct obs {
 	uint64_t lo, hi;         /* CLOCK_REALTIME before and after */
@@ -93,18 +90,6 @@ static int take(int k, struct obs *o)
 	return got && read_clock(CLOCK_MONOTONIC_RAW, &o->raw) == 0 ? 0 : -EAGAIN;
 }
 
-/* An era of one observation o at r: o's reading carried at ONE_OBS_PPM either way. */
-static void one_obs(const struct obs *o, uint64_t r, __int128 *lo, __int128 *hi)
-{
-	uint64_t mid = o->lo + (o->hi - o->lo) / 2;
-	__int128 d = (__int128)r - (__int128)mid;
-	__int128 dd = d < 0 ? -d : d;
-	__int128 grow = dd * ONE_OBS_PPM / 1000000 + (o->hi - o->lo + 1) / 2 + 1;
-
-	*lo = (__int128)o->v + d - grow;
-	*hi = (__int128)o->v + d + grow;
-}
-
 /* The read *m of the bridge, as a line at the tail's band (clock.c's fresh_read). */
 static void read_line(const struct fts__line *tail, const struct obs *o, struct fts__line *m)
 {
@@ -127,7 +112,9 @@ static int era_at(const struct era *e, uint64_t r, const struct obs *read, __int
 
 	if (!e->h) {   /* one observation kept: it, or the read after r, whichever is nearer */
 		const struct obs *o = read && read->lo - r < r - e->first.hi ? read : &e->first;
-		one_obs(r <= e->first.hi ? &e->first : o, r, lo, hi);
+		if (r <= e->first.hi)
+			o = &e->first;
+		fts__rule14_one_obs(o->lo, o->hi, o->v, r, lo, hi);
 		return 0;
 	}
 	if ((where = fts__calib_find(e->h, r, &l)) < -1)

@@ -699,6 +699,30 @@ static void rule14_may_hold(void **state)
 	assert_false(fts__rule14_may_hold(5001, 1000, -1, 5000));
 }
 
+/* Rule 14, an era of one read: carried from its bracket's middle at 1:1 give or take
+ * 10.05 % (FTS__ONE_OBS_PPM: a ns of growth from the 10th ns on), plus half the
+ * bracket and 1 ns. */
+static void rule14_one_obs(void **state)
+{
+	__int128 lo, hi;
+	(void)state;
+	/* the bracket [1000, 1010]: its middle 1005, half of it 5, and the 1 ns: 6 */
+	fts__rule14_one_obs(1000, 1010, 5000, 1005, &lo, &hi);
+	assert_true(lo == 4994 && hi == 5006);
+	fts__rule14_one_obs(1000, 1010, 5000, 1005 + 9, &lo, &hi);
+	assert_true(lo == 5009 - 6 && hi == 5009 + 6);
+	fts__rule14_one_obs(1000, 1010, 5000, 1005 + 10, &lo, &hi);
+	assert_true(lo == 5010 - 7 && hi == 5010 + 7);
+	fts__rule14_one_obs(1000, 1010, 5000, 1005 - 10, &lo, &hi);
+	assert_true(lo == 4990 - 7 && hi == 4990 + 7);
+	/* a second away: 100.5 ms either way */
+	fts__rule14_one_obs(1000, 1010, 5000, 1005 + 1000000000, &lo, &hi);
+	assert_true(lo == 1000005000 - 100500006 && hi == 1000005000 + 100500006);
+	/* far apart, without overflow */
+	fts__rule14_one_obs(UINT64_MAX - 10, UINT64_MAX, INT64_MAX, 0, &lo, &hi);
+	assert_true(lo < hi && hi < (__int128)INT64_MAX);
+}
+
 /* Rule 15, a history: a counter value is within reach no further before its first or
  * past its newest sample than the history is long, or 1 s (FTS__REACH_FLOOR_NS) where
  * that is more. */
@@ -769,6 +793,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(rule13_moved),
 		cmocka_unit_test(rule14_obs),
 		cmocka_unit_test(rule14_may_hold),
+		cmocka_unit_test(rule14_one_obs),
 		cmocka_unit_test(rule15_reach_history),
 		cmocka_unit_test(rule15_reach_live),
 	};
