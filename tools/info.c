@@ -29,7 +29,8 @@ int fts_tool_info(int argc, char **argv)
 			continue;
 		if (k < 0)
 			return FTS_OPT_EXIT(k);
-		calibrate = 1;
+		if (k == OPT_CALIBRATE)
+			calibrate = 1;
 	}
 	if (calibrate && fts_clock_start() < 0)
 		perror("faststamp info: calibration");
