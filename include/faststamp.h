@@ -371,11 +371,11 @@ FTS__API int fts_get_info(struct fts_info *info);
  *   interval at that end and did not step (the process clock checks that with a clock
  *   read after a fresh stamp); beyond its reach, no answer (ERANGE).
  *
- *   The rules that give it, each a function of src/estimate.c (rule 11: history.h;
- *   rule 12: src/convert.c; rule 13: src/clock.c, tested in tests/test_faults.c; rule
- *   14: src/tagged.c, tests/test_tagged.c; rule 15: src/estimate.c, applied by
- *   src/history.c and src/convert.c)
- *   with its own test (tests/test_rules.c):
+ *   The rules that give it, each a pure function of src/estimate.c (rule 11's join
+ *   inline in src/estimate.h) with its own test (tests/test_rules.c), applied by
+ *   src/calib.c (rules 1-10), history.h (11), src/clock.c (13), src/tagged.c (14),
+ *   src/history.c and src/convert.c (15); rule 12, the process clock's line, is
+ *   src/convert.c and src/clock.c's, tested in tests/test_faults.c:
  *   1  a sample read ref_ns somewhere within its bracket: at the bracket's middle the
  *      reading is ref_ns within half the bracket at the fastest rate, plus 1 ns;
  *   2  an interval's rate is measured between the middles, its noise from both
@@ -394,8 +394,10 @@ FTS__API int fts_get_info(struct fts_info *info);
  *      applies, their intersection;
  *   6  the estimate: runs of connected lines, each passing every sample of its run
  *      within the sample's own uncertainty (rule 1): a wide bracket does not pull the
- *      line; a run ends at a step, where no line fits, where its intervals' bounds
- *      differ by more than twice, or after 64 intervals;
+ *      line; a run ends at a step, where no line fits, where an interval's own scale
+ *      (its envelope about its chord) and the run's bound differ by more than twice
+ *      and 20 ns, after 64 intervals, or 2^40 ns (18 min) or 2^44 ticks from its start
+ *      (where doubles no longer hold the ns);
  *   7  an interval with a step is a segment of its own, its line through the middles
  *      of its envelope at both ends;
  *   8  a segment's bound is the farthest its line lies from the envelopes of its
@@ -404,7 +406,8 @@ FTS__API int fts_get_info(struct fts_info *info);
  *      the end interval's band, the bound growing by half its width;
  *   10 at the memory limit (max_bytes, max_samples) pairs of neighbouring segments
  *      are merged, those whose merging widens the bound least first, over the whole
- *      history, never across a step, until a quarter of the room is free; the merged
+ *      history, never across a step, until a quarter of the room is free (more if an add
+ *      needs it); the merged
  *      bound covers what both covered, exactly; if only steps are left, the oldest
  *      segments go and their stamps are carried back from the first left (rule 9).
  *   11 between the newest sample and a clock read after a stamp (or between the end
@@ -418,23 +421,25 @@ FTS__API int fts_get_info(struct fts_info *info);
  *      no step, at a rate in the band (P2). Such a stamp lies on rule 11's estimate at
  *      the read carried on at the newest segment's rate, its bound growing by the band
  *      around that rate, for up to 10 ms and 50 ns of growth; the read is the
- *      narrowest of three, and only one as narrow as the narrowest seen serves. After
- *      the epoch moved, a read now bridges from that line (rule 11) and serves in turn,
+ *      narrowest of three, and only one within twice the narrowest seen serves.
+ *      After the epoch moved, a read now bridges from that line (rule 11) and serves in turn,
  *      for up to 100 ms (the sampler's period) after the newest sample.
  *   13 (the process clock, every clock) each clock fts_convert_clock() converts to has
  *      a history of its own, fed by the same samples, each clock read in a counter
  *      bracket of its own, and told of the events that move it against the counter: a
  *      set of the wall clock moves REALTIME and TAI, a leap second REALTIME, a sleep
- *      REALTIME, TAI and BOOTTIME where the counter stopped and MONOTONIC and
- *      MONOTONIC_RAW where it ran on. Rules 1-12 hold for each: a clock an event did
+ *      REALTIME, TAI and BOOTTIME (against a counter that stopped; they are told
+ *      whichever way it went), and MONOTONIC and MONOTONIC_RAW too where it ran on. Rules 1-12 hold for each: a clock an event did
  *      not move keeps the bounds of a quiet clock around it.
  *   14 (tagged stamps, on another clock) rules 1-11 with CLOCK_REALTIME in the
  *      counter's place: the samples are that clock read between two CLOCK_REALTIME
- *      reads, taken by the conversions, one after each call's stamps; a read below the
- *      newest (CLOCK_REALTIME went back) starts a new history, and a stamp's reading
- *      that two histories may hold (from the first read of the later one back by the
- *      interval between them, by CLOCK_MONOTONIC_RAW) converts with both, the bound
- *      covering both answers.
+ *      reads, taken by the conversions, one after each call's stamps and kept at most
+ *      every 1 ms of CLOCK_MONOTONIC_RAW (closer ones only bridge, rule 11), a history
+ *      of one read carried at 1:1 give or take 10 % and 500 ppm (ADJ_TICK's and NTP's
+ *      most); a read below the newest (CLOCK_REALTIME went back) starts a new
+ *      history, and a stamp's reading that two histories may hold (from the first
+ *      read of the later one back by the interval between them, by
+ *      CLOCK_MONOTONIC_RAW) converts with both, the bound covering both answers.
  *   15 (reach) a history speaks for the counter values inside it and, beyond each end,
  *      for as far again as it is long, and at least 1 s: further out the band (P2),
  *      measured over the history, would be carried over more than was ever seen, and

@@ -32,7 +32,7 @@
 #define FINAL_AFTER 5
 #define KEEP_BEFORE 5
 #define RAW (KEEP_BEFORE + FINAL_AFTER + 2)
-#define MAX_RUN 64      /* intervals in one run at most: bounds the work per add */
+#define MAX_RUN FTS__RUN_MAX   /* intervals in one run at most (rule 6) */
 /* Segments an add may put after the final ones: two that become final (a run and a
  * step), the open run, and the intervals not yet final. */
 #define MAX_ADDED (3 + FINAL_AFTER)
@@ -291,7 +291,7 @@ static void consume(struct fts__writer *w, struct view *v, struct fts__seg_line 
 	unsigned k = w->cur;
 	struct fts__env env;
 	struct fts__fit f;
-	double u, c, e_iv, e_run, s_run;
+	double u, c, e_iv, s_run;
 
 	if (!w->have_first_band) {
 		w->first_band = v->band[k];
@@ -310,14 +310,10 @@ static void consume(struct fts__writer *w, struct view *v, struct fts__seg_line 
 	c = v->p[k + 1].r;
 	if (w->nenv) {
 		s_run = fts__fit_slope(&w->fit);
-		e_run = w->err;
-		/* far from the anchor, doubles lose the ns: a new run (2^40 ns is 18 min) */
-		if (fabs(v->p[k + 1].r) > 0x1p40 || fabs(v->p[k + 1].x) > 0x1p44)
-			e_run = -1;
 		/* the interval's own scale: its envelope about its chord */
 		e_iv = fts__env_dist(&env, v->p[k].x, v->p[k].r, v->iv[k].rate);
 		f = w->fit;
-		if (e_run < 0 || w->nenv == MAX_RUN || e_iv > 2 * e_run + 20 || 2 * e_iv + 20 < e_run ||
+		if (fts__rule6_run_ends(w->nenv, w->err, e_iv, v->p[k + 1].x, v->p[k + 1].r) ||
 		    !fts__fit_add(&f, v->p[k + 1].x, c - u, c + u)) {
 			/* close the run at s[k]; the next starts where it ended */
 			double y_end = w->ayf + s_run * v->p[k].x;
@@ -421,17 +417,6 @@ static uint64_t key_at(const struct fts_calib *c, size_t pos)
 }
 #endif
 
-struct cand {
-	double cost;
-	size_t pos;
-};
-
-static int by_cost(const void *p, const void *q)
-{
-	const struct cand *a = p, *b = q;
-	return (a->cost > b->cost) - (a->cost < b->cost);
-}
-
 /* The line carried on before the first segment (key, r) at the first interval's band. */
 static void head_of(const struct fts__band *hb, uint64_t key, const struct fts__rec *r,
 		    struct fts__end *e)
@@ -440,10 +425,10 @@ static void head_of(const struct fts__band *hb, uint64_t key, const struct fts__
 	fts__rule9_end(key, r->r0, 0, (double)r->err, hb, &e->rec, &e->grow);
 }
 
-/* Merge final segments until at most target remain: each pass takes the pairs whose
- * merging widens the bound least, over the whole list, no segment twice; steps are
- * never merged. The merged list is written into free chunks, listed by the other
- * directory, and published as a new state; the old chunks become free. */
+/* Merge final segments until at most target remain, in passes of the pairs rule 10
+ * picks, or drop the oldest where only steps are left. The merged list is written into
+ * free chunks, listed by the other directory, and published as a new state; the old
+ * chunks become free. */
 static int compact(struct fts_calib *c, size_t target)
 {
 	struct fts__writer *w = c->w;
@@ -451,7 +436,7 @@ static int compact(struct fts_calib *c, size_t target)
 	size_t n = next.nfinal;
 	uint64_t *key = malloc((n + 1) * sizeof(*key));
 	struct fts__rec *rec = malloc((n + 1) * sizeof(*rec));
-	struct cand *cd = malloc((n + 1) * sizeof(*cd));
+	struct fts__merge_cand *cd = malloc((n + 1) * sizeof(*cd));
 	uint32_t nold = w->nclaimed, used, nd = next.dir ^ 1;
 	uint32_t *old = malloc(((size_t)nold + 1) * sizeof(*old));
 	int rc = -ENOMEM;
@@ -462,32 +447,16 @@ static int compact(struct fts_calib *c, size_t target)
 		seg_get(c, i, &key[i], &rec[i]);
 	key[n] = next.nprov ? next.pkey[0] : next.newest;
 	while (n > target) {
-		size_t nc = 0, m = 0, want = n - target;
-		unsigned char *taken = calloc(n, 1);
+		size_t m = 0, want = n - target;
+		unsigned char *taken = malloc(n);
 		if (!taken)
 			goto out;
-		for (size_t i = 0; i + 1 < n; i++) {
-			struct fts__seg_line o;
-			if ((rec[i].flags | rec[i + 1].flags) & FTS__SEG_STEP)
-				continue;
-			fts__rule10_merge(key[i], &rec[i], key[i + 1], &rec[i + 1], key[i + 2], &o);
-			cd[nc++] = (struct cand){ o.err - fmax((double)rec[i].err, (double)rec[i + 1].err), i };
-		}
-		if (!nc) {   /* nothing can merge (all steps): the oldest go */
+		if (!fts__rule10_pick(key, rec, n, want, cd, taken)) {   /* all steps: the oldest go */
 			free(taken);
 			memmove(&key[0], &key[want], (n - want + 1) * sizeof(*key));
 			memmove(&rec[0], &rec[want], (n - want) * sizeof(*rec));
 			n -= want;
 			break;
-		}
-		qsort(cd, nc, sizeof(*cd), by_cost);
-		for (size_t j = 0; j < nc && want; j++) {
-			size_t i = cd[j].pos;
-			if (taken[i] || taken[i + 1])
-				continue;
-			taken[i] = 1;
-			taken[i + 1] = 2;   /* merged into i */
-			want--;
 		}
 		for (size_t i = 0; i < n; i++) {
 			if (taken[i] == 2)
@@ -558,7 +527,7 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 	struct view v;
 	unsigned nfin = 0, no;
 	uint64_t mid;
-	size_t nfinal;
+	size_t nfinal, keep;
 
 	if (!c || before > after)
 		return fts__fail(EINVAL);
@@ -569,13 +538,8 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 	if (w->added && (before < w->last_after || mid <= w->s[w->ns - 1].x))
 		return fts__fail(EINVAL);
 	/* Room first, so that a history that cannot take the sample is left as it was. */
-	if (w->pub.nfinal + MAX_ADDED > w->max_recs) {
-		size_t target = w->max_recs * 3 / 4;
-		if (target > w->max_recs - MAX_ADDED)
-			target = w->max_recs - MAX_ADDED;
-		if (compact(c, target ? target : 1) < 0)
-			return fts__fail(ENOMEM);
-	}
+	if ((keep = fts__rule10_keep(w->pub.nfinal, MAX_ADDED, w->max_recs)) && compact(c, keep) < 0)
+		return fts__fail(ENOMEM);
 	if (reserve(c, w->pub.nfinal + MAX_OUT) < 0)
 		return fts__fail(ENOMEM);
 

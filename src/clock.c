@@ -55,6 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "estimate.h"
 #include "health.h"
 #include "histfile.h"
 #include "record.h"
@@ -463,7 +464,7 @@ static int sample_locked(const char *why)
 	struct fts__seen e;
 	enum fts__verdict v;
 	char found[128];
-	int rc, brk, off;
+	int rc, off;
 	uint32_t steps;
 
 	if (faulted)
@@ -502,19 +503,14 @@ static int sample_locked(const char *why)
 	/* The sampler saw the step (or the sleep, which steps the wall clock against a
 	 * counter that stopped or ran on): the history is told, and need not guess. A
 	 * counter that jumped the history finds itself (calib.c, rule 3). */
-	brk = e.step || e.suspend;
-	steps = (uint32_t)brk << FTS__CLK_REALTIME;
-	if (v != FTS__FAULT_DROP && fts__calib_add_sample(hist, s.b, s.rt, s.a, brk) < 0 && v == FTS__HEALTHY)
+	/* Each clock is told of the events that move it against the counter (rule 13). */
+	steps = fts__rule13_moved(e.step, e.tai_step, e.suspend, e.ran_on);
+	if (v != FTS__FAULT_DROP &&
+	    fts__calib_add_sample(hist, s.b, s.rt, s.a, steps >> FTS__CLK_REALTIME & 1) < 0 &&
+	    v == FTS__HEALTHY)
 		return -EAGAIN;
-	/* Each other clock is told of the events that move it against the counter: a set
-	 * of the wall clock moves TAI (a leap second does not), a sleep BOOTTIME (and TAI),
-	 * a counter that ran through a sleep MONOTONIC and MONOTONIC_RAW, which stopped. */
-	for (int k = FTS__CLK_REALTIME + 1; v != FTS__FAULT_DROP && k < FTS__NCLK; k++) {
-		int kbrk = k == FTS__CLK_TAI ? e.tai_step || e.suspend :
-			   k == FTS__CLK_BOOTTIME ? e.suspend : e.ran_on;
-		fts__calib_add_sample(fts__pc_hists[k], s.k[k].b, s.k[k].ns, s.k[k].a, kbrk);
-		steps |= (uint32_t)kbrk << k;
-	}
+	for (int k = FTS__CLK_REALTIME + 1; v != FTS__FAULT_DROP && k < FTS__NCLK; k++)
+		fts__calib_add_sample(fts__pc_hists[k], s.k[k].b, s.k[k].ns, s.k[k].a, steps >> k & 1);
 	if (v != FTS__FAULT_DROP)
 		fts__record_sample(&s, steps);
 	if (e.step)

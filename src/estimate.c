@@ -3,8 +3,10 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"      /* enum fts__clk */
 #include "estimate.h"
 #include "history.h"
 #include "invariant.h"
@@ -248,6 +250,15 @@ double fts__fit_slope(const struct fts__fit *f)
 	return (f->lo + f->hi) / 2;
 }
 
+/* Rule 6: a run's line must pass each of its samples within the sample's own
+ * uncertainty, and its bound is the farthest of its envelopes: an interval of a much
+ * different scale would widen the run's bound (or be held to a bound it cannot keep). */
+int fts__rule6_run_ends(unsigned n, double e_run, double e_iv, double dx, double dy)
+{
+	return n >= FTS__RUN_MAX || fabs(dy) > FTS__RUN_FAR_NS || fabs(dx) > FTS__RUN_FAR_TICKS ||
+	       e_iv > 2 * e_run + FTS__RUN_SLACK_NS || 2 * e_iv + FTS__RUN_SLACK_NS < e_run;
+}
+
 /* ---- rules 8-10 in fixed point: what a segment is published as --------------------- */
 
 #define ROUNDING 2      /* ns the published fixed point may add (rule 8) */
@@ -342,6 +353,85 @@ void fts__rule10_merge(uint64_t ka, const struct fts__rec *a, uint64_t kb,
 			   (double)b->err + fabs(yb - (ya + s * xb))),
 		      (double)b->err + fabs(y1 - (ya + s * xe)));
 	o->err = fmax(o->err, (double)a->err);
+}
+
+/* Rule 10: a quarter of the room free makes a merge pass, O(segments), rare: once per
+ * quarter of the room at most. */
+size_t fts__rule10_keep(size_t nfinal, size_t adding, size_t max)
+{
+	size_t keep = max * 3 / 4;
+
+	if (nfinal + adding <= max)
+		return 0;
+	if (keep + adding > max)
+		keep = max > adding ? max - adding : 0;
+	return keep ? keep : 1;
+}
+
+static int by_cost(const void *p, const void *q)
+{
+	const struct fts__merge_cand *a = p, *b = q;
+	return (a->cost > b->cost) - (a->cost < b->cost);
+}
+
+size_t fts__rule10_pick(const uint64_t *key, const struct fts__rec *rec, size_t n, size_t want,
+			struct fts__merge_cand *cand, unsigned char *taken)
+{
+	size_t nc = 0, took = 0;
+
+	memset(taken, 0, n);
+	for (size_t i = 0; i + 1 < n; i++) {
+		struct fts__seg_line o;
+		if ((rec[i].flags | rec[i + 1].flags) & FTS__SEG_STEP)
+			continue;
+		fts__rule10_merge(key[i], &rec[i], key[i + 1], &rec[i + 1], key[i + 2], &o);
+		cand[nc++] = (struct fts__merge_cand){
+			o.err - fmax((double)rec[i].err, (double)rec[i + 1].err), i };
+	}
+	qsort(cand, nc, sizeof(*cand), by_cost);
+	for (size_t j = 0; j < nc && took < want; j++) {
+		size_t i = cand[j].pos;
+		if (taken[i] || taken[i + 1])
+			continue;
+		taken[i] = 1;
+		taken[i + 1] = 2;   /* merged into i */
+		took++;
+	}
+	return took;
+}
+
+/* Rule 13: a history told of a step gives its interval no verdict (rule 3) and the
+ * envelope of one step of any size (rule 5): the clocks a sleep may have moved are
+ * told, whichever way the counter went through it. */
+uint32_t fts__rule13_moved(int step, int tai_step, int suspend, int ran_on)
+{
+	return (uint32_t)(step || suspend) << FTS__CLK_REALTIME |
+	       (uint32_t)(tai_step || suspend) << FTS__CLK_TAI |
+	       (uint32_t)!!suspend << FTS__CLK_BOOTTIME |
+	       (uint32_t)!!ran_on << FTS__CLK_MONOTONIC | (uint32_t)!!ran_on << FTS__CLK_RAW;
+}
+
+enum fts__rule14_obs fts__rule14_obs(int have_era, uint64_t last_hi, uint64_t lo, int64_t raw_gap)
+{
+	if (!have_era || lo < last_hi)
+		return FTS__OBS_NEW_ERA;
+	return raw_gap < FTS__OBS_GAP_NS ? FTS__OBS_BRIDGE : FTS__OBS_JOIN;
+}
+
+int fts__rule14_may_hold(uint64_t r, uint64_t first_lo, int64_t gap_before, uint64_t top)
+{
+	return (gap_before < 0 || r + (uint64_t)gap_before >= first_lo) && r <= top;
+}
+
+void fts__rule14_one_obs(uint64_t lo, uint64_t hi, int64_t v, uint64_t r, __int128 *out_lo,
+			 __int128 *out_hi)
+{
+	uint64_t mid = lo + (hi - lo) / 2;
+	__int128 d = (__int128)r - (__int128)mid, dd = d < 0 ? -d : d;
+	__int128 grow = dd * FTS__ONE_OBS_PPM / 1000000 + (hi - lo + 1) / 2 + 1;
+
+	*out_lo = (__int128)v + d - grow;
+	*out_hi = (__int128)v + d + grow;
 }
 
 /* Rule 15: P2's band is measured over the history; carried further from it than the

@@ -5,6 +5,8 @@
 #ifndef FTS__ESTIMATE_H
 #define FTS__ESTIMATE_H
 
+#include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* An exact difference as a double: the common case, fitting 64 bits, without the
@@ -100,6 +102,19 @@ void fts__fit_start(struct fts__fit *f, double x0, double y0);
 int fts__fit_add(struct fts__fit *f, double x, double ylo, double yhi);
 /* The run's slope: the middle of those left. */
 double fts__fit_slope(const struct fts__fit *f);
+/* Rule 6, where a run ends besides a step (rule 7) and where no line fits
+ * (fts__fit_add): it holds FTS__RUN_MAX intervals already (a bound on the work of an
+ * add); the next interval's own scale e_iv (its envelope's distance from its chord,
+ * rule 8) and the run's bound e_run differ by more than twice, FTS__RUN_SLACK_NS apart
+ * (a run of tight intervals is not widened by a loose one, nor the other way round);
+ * or the interval ends more than FTS__RUN_FAR_NS (readings, dy) or FTS__RUN_FAR_TICKS
+ * (ticks, dx) from the run's start, where doubles no longer hold the ns. n: the run's
+ * intervals now. 1: the run ends before the interval. */
+#define FTS__RUN_MAX 64
+#define FTS__RUN_SLACK_NS 20.0
+#define FTS__RUN_FAR_NS 0x1p40      /* 18 min */
+#define FTS__RUN_FAR_TICKS 0x1p44
+int fts__rule6_run_ends(unsigned n, double e_run, double e_iv, double dx, double dy);
 
 /* ---- rules 8-10 in fixed point (history.h's struct fts__rec) ----------------------- */
 struct fts__rec;
@@ -126,6 +141,89 @@ void fts__rule9_end(uint64_t key, int64_t oy, double y, double err, const struct
  * constant bound: the distance between two lines is largest at an end). */
 void fts__rule10_merge(uint64_t ka, const struct fts__rec *a, uint64_t kb,
 		       const struct fts__rec *b, uint64_t end, struct fts__seg_line *o);
+/* Rule 10, when: an add that may put `adding` segments after the nfinal final ones of a
+ * history with room for max: 0 while they fit; else how many final segments to keep,
+ * leaving a quarter of the room free (3/4 of max, fewer where the add needs more room;
+ * at least 1). */
+size_t fts__rule10_keep(size_t nfinal, size_t adding, size_t max);
+/* Rule 10, which: of n segments (rec[i] from key[i] to key[i + 1]), the pairs of
+ * neighbours to merge so that n - want remain, those whose merging widens the wider of
+ * their two bounds least first, over the whole list, none across a step, no segment in
+ * two pairs. taken[0..n): 1 where segment i merges with i + 1, which gets 2; 0 for the
+ * rest. cand: room for n - 1 candidates. Returns the pairs taken: 0 when none can
+ * merge (only steps are left, and the oldest segments go instead), fewer than want
+ * when the pairs run out first. */
+struct fts__merge_cand {
+	double cost;
+	size_t pos;
+};
+size_t fts__rule10_pick(const uint64_t *key, const struct fts__rec *rec, size_t n, size_t want,
+			struct fts__merge_cand *cand, unsigned char *taken);
+
+/* Rule 11, the answers joined: what the clock read at a counter value x lies in the
+ * forward extrapolation's [nf - ef, nf + ef] or the backward one's [nb - eb, nb + eb]
+ * (it stepped at most once between). Where they overlap (they meet, ends included: no
+ * step), the estimate is the overlap's middle; where they do not, the hull's middle;
+ * the bound covers the hull. 0, or -ERANGE where the answer does not fit 64 bits.
+ * Inline: the conversion of a stamp past the newest sample (history.h) takes it. */
+static inline int fts__rule11_join(int64_t nf, int64_t ef, int64_t nb, int64_t eb, int64_t *ns,
+				   int64_t *err)
+{
+	__int128 flo = (__int128)nf - ef, fhi = (__int128)nf + ef;
+	__int128 blo = (__int128)nb - eb, bhi = (__int128)nb + eb;
+	__int128 lo = flo < blo ? flo : blo, hi = fhi > bhi ? fhi : bhi, est;
+
+	if (flo <= bhi && blo <= fhi) {   /* the overlap */
+		__int128 olo = flo > blo ? flo : blo, ohi = fhi < bhi ? fhi : bhi;
+		est = olo + (ohi - olo) / 2;
+	} else {
+		est = lo + (hi - lo) / 2;
+	}
+	hi = hi - est > est - lo ? hi - est : est - lo;
+	if (est > INT64_MAX || est < INT64_MIN || hi > INT64_MAX)
+		return -ERANGE;
+	*ns = (int64_t)est;
+	if (err)
+		*err = (int64_t)hi;
+	return 0;
+}
+
+/* Rule 13, the process clock: the clocks (bits 1 << enum fts__clk) that the events seen
+ * between two samples moved against the counter, each clock's history told of a step
+ * there: a set of the wall clock (step) moves CLOCK_REALTIME, and CLOCK_TAI unless it
+ * was a leap second (tai_step); a sleep (suspend) moves REALTIME, TAI and BOOTTIME, and
+ * where the counter ran through it (ran_on) MONOTONIC and MONOTONIC_RAW too, which
+ * stopped. */
+uint32_t fts__rule13_moved(int step, int tai_step, int suspend, int ran_on);
+
+/* Rule 14, tagged stamps: what a read of a clock between two CLOCK_REALTIME reads does
+ * to that clock's eras. */
+enum fts__rule14_obs {
+	FTS__OBS_NEW_ERA,   /* the first, or CLOCK_REALTIME went back: a new history */
+	FTS__OBS_JOIN,      /* joins the newest era's history */
+	FTS__OBS_BRIDGE,    /* too close to the newest kept: converts by rule 11 only */
+};
+/* A read joins the history FTS__OBS_GAP_NS (CLOCK_MONOTONIC_RAW) or more after the
+ * newest kept: reads closer would give it the rate of their noise. */
+#define FTS__OBS_GAP_NS 1000000
+/* have_era: the clock has one, whose newest kept read's CLOCK_REALTIME bracket ends at
+ * last_hi; the read's begins at lo, raw_gap ns (CLOCK_MONOTONIC_RAW) after that one. */
+enum fts__rule14_obs fts__rule14_obs(int have_era, uint64_t last_hi, uint64_t lo,
+				     int64_t raw_gap);
+/* Rule 14, which eras may hold a stamp's reading r: an era of CLOCK_REALTIME readings
+ * [first_lo, top] whose step back before it lasted gap_before ns (-1: none before it)
+ * holds those from first_lo - gap_before (what CLOCK_REALTIME read in that interval
+ * after the step, which the era before also read) to top. */
+int fts__rule14_may_hold(uint64_t r, uint64_t first_lo, int64_t gap_before, uint64_t top);
+/* Rule 14, an era of one read (the clock read v between CLOCK_REALTIME reads lo and hi)
+ * has no rate of its own: what the clock read when CLOCK_REALTIME read r lies within
+ * [*out_lo, *out_hi], v carried from the bracket's middle at 1:1 give or take
+ * FTS__ONE_OBS_PPM, plus half the bracket and 1 ns. Any two of the clocks run within
+ * that of each other: ADJ_TICK's 10 % and NTP's 500 ppm. */
+#define FTS__ONE_OBS_PPM 100500
+void fts__rule14_one_obs(uint64_t lo, uint64_t hi, int64_t v, uint64_t r, __int128 *out_lo,
+			 __int128 *out_hi);
+
 /* ---- rule 15: what a history can hold ---------------------------------------------- */
 /* A history reaches at least this far past each end, however short it is (ns). */
 #define FTS__REACH_FLOOR_NS 1000000000

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <stdint.h>
 
+#include "estimate.h"
 #include "internal.h"
 
 #define FTS__CHUNK_RECS 256
@@ -365,38 +366,18 @@ static inline int fts__line_convert(const struct fts__line *l, int where, uint64
  * another's, or past the newest sample of a history with a clock read after it (a line
  * through the read, at the tail's band). Between them the clock stepped at most once
  * and otherwise kept the band (P1, P2): what it read at x lies in the first's
- * extrapolation forward (fwd) or the second's backward (bwd), their hull. Where the two
- * meet (no step between them), the truth lies where they overlap and the estimate is
- * the overlap's middle: near either end the narrower one decides, and a wide bracket
- * on one side cannot pull it. Where they do not meet, the hull's middle. err NULL: no
- * bound wanted. */
+ * extrapolation forward (fwd) or the second's backward (bwd), joined by
+ * fts__rule11_join (estimate.h). err NULL: no bound wanted. */
 static inline int fts__bridge(const struct fts__line *fwd, const struct fts__line *bwd,
 			      uint64_t x, int64_t *ns, int64_t *err)
 {
 	int64_t nf, ef, nb, eb;
-	__int128 flo, fhi, blo, bhi, lo, hi, est;
 	int rc;
 
 	if ((rc = fts__line_convert(fwd, 1, x, &nf, &ef)) < 0 ||
 	    (rc = fts__line_convert(bwd, -1, x, &nb, &eb)) < 0)
 		return rc;
-	flo = (__int128)nf - ef, fhi = (__int128)nf + ef;
-	blo = (__int128)nb - eb, bhi = (__int128)nb + eb;
-	lo = flo < blo ? flo : blo;
-	hi = fhi > bhi ? fhi : bhi;
-	if (flo <= bhi && blo <= fhi) {   /* the overlap */
-		__int128 olo = flo > blo ? flo : blo, ohi = fhi < bhi ? fhi : bhi;
-		est = olo + (ohi - olo) / 2;
-	} else {
-		est = lo + (hi - lo) / 2;
-	}
-	hi = hi - est > est - lo ? hi - est : est - lo;
-	if (est > INT64_MAX || est < INT64_MIN || hi > INT64_MAX)
-		return -ERANGE;
-	*ns = (int64_t)est;
-	if (err)
-		*err = (int64_t)hi;
-	return 0;
+	return fts__rule11_join(nf, ef, nb, eb, ns, err);
 }
 
 /* ---- history.c ---------------------------------------------------------------------- */

@@ -7,7 +7,7 @@
  * CLOCK_REALTIME reads, maps r to the clock with the rules and bound of THE MODEL
  * (faststamp.h). No sampler feeds it: every conversion takes a read after its stamps
  * (rule 11's bridge, for those past the newest observation), which joins the history
- * when the newest is OBS_GAP_NS old or more.
+ * when the newest is FTS__OBS_GAP_NS old or more (rule 14, estimate.c decides).
  *
  * CLOCK_REALTIME goes back at a step back, and a history's counter must not: a read
  * below the newest observation starts a new history, an era. What CLOCK_REALTIME read
@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "estimate.h"
 #include "history.h"
 #include "internal.h"
 #include "clock.h"
@@ -32,12 +33,8 @@
 #include "tagged.h"
 
 #define ERAS 16                  /* eras kept a clock; the oldest goes first */
-#define OBS_GAP_NS 1000000       /* a read joins the history this long after the newest */
 #define ERA_BYTES (1u << 20)     /* an era's history at most (rule 10 merges within) */
 #define TRIES 2                  /* a read: the narrowest of this many brackets */
-/* An era of one observation has no rate of its own: any two of the clocks run within
- * ADJ_TICK's 10 % and NTP's 500 ppm of each other. */
-#define ONE_OBS_PPM 100500
 
 struct obs {
 	uint64_t lo, hi;         /* CLOCK_REALTIME before and after */
@@ -93,18 +90,6 @@ static int take(int k, struct obs *o)
 	return got && read_clock(CLOCK_MONOTONIC_RAW, &o->raw) == 0 ? 0 : -EAGAIN;
 }
 
-/* An era of one observation o at r: o's reading carried at ONE_OBS_PPM either way. */
-static void one_obs(const struct obs *o, uint64_t r, __int128 *lo, __int128 *hi)
-{
-	uint64_t mid = o->lo + (o->hi - o->lo) / 2;
-	__int128 d = (__int128)r - (__int128)mid;
-	__int128 dd = d < 0 ? -d : d;
-	__int128 grow = dd * ONE_OBS_PPM / 1000000 + (o->hi - o->lo + 1) / 2 + 1;
-
-	*lo = (__int128)o->v + d - grow;
-	*hi = (__int128)o->v + d + grow;
-}
-
 /* The read *m of the bridge, as a line at the tail's band (clock.c's fresh_read). */
 static void read_line(const struct fts__line *tail, const struct obs *o, struct fts__line *m)
 {
@@ -127,7 +112,9 @@ static int era_at(const struct era *e, uint64_t r, const struct obs *read, __int
 
 	if (!e->h) {   /* one observation kept: it, or the read after r, whichever is nearer */
 		const struct obs *o = read && read->lo - r < r - e->first.hi ? read : &e->first;
-		one_obs(r <= e->first.hi ? &e->first : o, r, lo, hi);
+		if (r <= e->first.hi)
+			o = &e->first;
+		fts__rule14_one_obs(o->lo, o->hi, o->v, r, lo, hi);
 		return 0;
 	}
 	if ((where = fts__calib_find(e->h, r, &l)) < -1)
@@ -151,11 +138,12 @@ static int era_at(const struct era *e, uint64_t r, const struct obs *read, __int
 static int keep(int k, const struct obs *o)
 {
 	struct era *e = eras[k].n ? &eras[k].e[eras[k].n - 1] : NULL;
+	enum fts__rule14_obs to = fts__rule14_obs(e != NULL, e ? e->last.hi : 0, o->lo,
+						  e ? o->raw - e->last.raw : 0);
 
-	if (e && o->lo >= e->last.hi) {
-		/* reads closer than this would give the history a rate of their noise */
-		if (o->raw - e->last.raw < OBS_GAP_NS)
-			return 0;
+	if (to == FTS__OBS_BRIDGE)
+		return 0;
+	if (to == FTS__OBS_JOIN) {
 		if (!e->h) {
 			struct fts_calib_opts opts = { .size = sizeof(opts), .max_bytes = ERA_BYTES };
 			if (!(e->h = fts_calib_new_opts(&opts)))
@@ -172,7 +160,7 @@ static int keep(int k, const struct obs *o)
 		e->last = *o;
 		return 1;
 	}
-	/* the first read, or CLOCK_REALTIME went back: a new era */
+	/* FTS__OBS_NEW_ERA: the first read, or CLOCK_REALTIME went back */
 	if (eras[k].n == ERAS) {
 		fts_calib_free(eras[k].e[0].h);
 		memmove(&eras[k].e[0], &eras[k].e[1], sizeof(eras[k].e[0]) * (ERAS - 1));
@@ -223,7 +211,7 @@ int fts__tagged_convert(int k, const fast_timestamp_t *stamps, size_t n, int64_t
 			/* its readings: from its first less the step's interval before it, to
 			 * its newest plus the interval after (the newest era: to the read now) */
 			uint64_t top = last ? read.hi : e->last.hi + (uint64_t)eras[k].e[j + 1].gap_before;
-			if ((e->gap_before >= 0 && r + (uint64_t)e->gap_before < e->first.lo) || r > top)
+			if (!fts__rule14_may_hold(r, e->first.lo, e->gap_before, top))
 				continue;
 			if ((rc = era_at(e, r, last && have_read ? &read : NULL, &a, &b)) < 0)
 				break;

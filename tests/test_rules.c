@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "testmain.h"
+#include "clock.h"
 #include "estimate.h"
 #include "history.h"
 #include "internal.h"
@@ -523,6 +524,205 @@ static void rule11_bridge(void **state)
 	assert_int_equal(fts__bridge(&fwd, &bwd, 99000, &ns, NULL), 0);
 }
 
+/* Rule 6, where a run ends: after FTS__RUN_MAX intervals; before an interval whose own
+ * scale and the run's bound differ by more than twice, FTS__RUN_SLACK_NS apart; before
+ * one that ends too far from the run's start for doubles. Each threshold from both
+ * sides. */
+static void rule6_run_ends(void **state)
+{
+	const double up = nextafter(0x1p40, INFINITY), upx = nextafter(0x1p44, INFINITY);
+	(void)state;
+	assert_false(fts__rule6_run_ends(FTS__RUN_MAX - 1, 10, 10, 100, 100));
+	assert_true(fts__rule6_run_ends(FTS__RUN_MAX, 10, 10, 100, 100));
+	assert_int_equal(FTS__RUN_MAX, 64);   /* the rule's text says 64 */
+	/* the interval wider than the run: up to twice its bound and 20 ns */
+	assert_false(fts__rule6_run_ends(5, 10, 2 * 10 + FTS__RUN_SLACK_NS, 100, 100));
+	assert_true(fts__rule6_run_ends(5, 10, nextafter(2 * 10 + FTS__RUN_SLACK_NS, 1e9), 100, 100));
+	/* the run wider than the interval */
+	assert_false(fts__rule6_run_ends(5, 2 * 10 + FTS__RUN_SLACK_NS, 10, 100, 100));
+	assert_true(fts__rule6_run_ends(5, nextafter(2 * 10 + FTS__RUN_SLACK_NS, 1e9), 10, 100, 100));
+	/* a run of exact intervals takes one of 20 ns, not one of 20.5 */
+	assert_false(fts__rule6_run_ends(5, 0, FTS__RUN_SLACK_NS, 100, 100));
+	assert_true(fts__rule6_run_ends(5, 0, FTS__RUN_SLACK_NS + 0.5, 100, 100));
+	/* far from the start, either way */
+	assert_false(fts__rule6_run_ends(5, 10, 10, 100, 0x1p40));
+	assert_false(fts__rule6_run_ends(5, 10, 10, 100, -0x1p40));
+	assert_true(fts__rule6_run_ends(5, 10, 10, 100, up));
+	assert_true(fts__rule6_run_ends(5, 10, 10, 100, -up));
+	assert_false(fts__rule6_run_ends(5, 10, 10, 0x1p44, 100));
+	assert_true(fts__rule6_run_ends(5, 10, 10, upx, 100));
+	assert_true(fts__rule6_run_ends(5, 10, 10, -upx, 100));
+}
+
+/* Rule 10, when: not while the add fits; then down to 3/4 of the room (a quarter
+ * free), less where the add needs more, and at least one segment. */
+static void rule10_keep(void **state)
+{
+	(void)state;
+	assert_int_equal(fts__rule10_keep(56, 8, 64), 0);
+	assert_int_equal(fts__rule10_keep(57, 8, 64), 48);
+	assert_int_equal(fts__rule10_keep(64, 8, 64), 48);
+	assert_int_equal(fts__rule10_keep(92, 8, 100), 0);
+	assert_int_equal(fts__rule10_keep(93, 8, 100), 75);
+	/* a small room: what the add needs decides (16 - 8, not 12) */
+	assert_int_equal(fts__rule10_keep(8, 8, 16), 0);
+	assert_int_equal(fts__rule10_keep(9, 8, 16), 8);
+	assert_int_equal(fts__rule10_keep(12, 5, 16), 11);
+	assert_int_equal(fts__rule10_keep(13, 4, 16), 12);
+	/* no room for the add at all: one segment stays */
+	assert_int_equal(fts__rule10_keep(0, 8, 8), 0);
+	assert_int_equal(fts__rule10_keep(1, 8, 8), 1);
+	assert_int_equal(fts__rule10_keep(5, 9, 8), 1);
+}
+
+/* n segments of 1000 ticks at 1 ns a tick, bound 5 ns; off[i] ns added to segment i's
+ * line from i on (a jump at its start); step[i]: it holds one. */
+static void segments(size_t n, const double *off, const int *step, uint64_t *key,
+		     struct fts__rec *rec)
+{
+	double y = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct fts__seg_line o = { .key = 1000 * i, .end = 1000 * (i + 1), .s = 1, .err = 5,
+					   .step = step[i] };
+		y += off[i];
+		o.y0 = y + 1000.0 * (double)i;
+		fts__rule8_rec(&o, &rec[i]);
+		key[i] = o.key;
+	}
+	key[n] = 1000 * n;
+}
+
+/* Rule 10, which: the pairs whose merging widens the bound least, over the whole list,
+ * no segment twice, never across a step; none when only steps are left. */
+static void rule10_pick(void **state)
+{
+	/* jumps between 0|1: 0 ns, 1|2: 50, 2|3: 10, 3|4: 200, 4|5: 20 */
+	const double off[6] = { 0, 0, 50, 10, 200, 20 };
+	int step[6] = { 0 };
+	uint64_t key[7];
+	struct fts__rec rec[6];
+	struct fts__merge_cand cand[6];
+	unsigned char taken[6];
+	(void)state;
+
+	segments(6, off, step, key, rec);
+	assert_int_equal(fts__rule10_pick(key, rec, 6, 1, cand, taken), 1);
+	assert_memory_equal(taken, ((unsigned char[]){ 1, 2, 0, 0, 0, 0 }), 6);
+	assert_int_equal(fts__rule10_pick(key, rec, 6, 2, cand, taken), 2);
+	assert_memory_equal(taken, ((unsigned char[]){ 1, 2, 1, 2, 0, 0 }), 6);
+	assert_int_equal(fts__rule10_pick(key, rec, 6, 3, cand, taken), 3);
+	assert_memory_equal(taken, ((unsigned char[]){ 1, 2, 1, 2, 1, 2 }), 6);
+	/* 1|2 and 3|4 would take a segment twice: three pairs at most */
+	assert_int_equal(fts__rule10_pick(key, rec, 6, 4, cand, taken), 3);
+	/* a step in segment 2: not 1|2 nor 2|3; the next cheapest, 4|5, then 3|4 no more */
+	step[2] = 1;
+	segments(6, off, step, key, rec);
+	assert_int_equal(fts__rule10_pick(key, rec, 6, 2, cand, taken), 2);
+	assert_memory_equal(taken, ((unsigned char[]){ 1, 2, 0, 0, 1, 2 }), 6);
+	assert_int_equal(fts__rule10_pick(key, rec, 6, 3, cand, taken), 2);
+	/* only steps: nothing merges */
+	for (int i = 0; i < 6; i++)
+		step[i] = i % 2;
+	segments(6, off, step, key, rec);
+	assert_int_equal(fts__rule10_pick(key, rec, 6, 1, cand, taken), 0);
+	assert_memory_equal(taken, ((unsigned char[]){ 0, 0, 0, 0, 0, 0 }), 6);
+}
+
+/* Rule 11, the join: where the two answers meet (ends touching too), the middle of
+ * their overlap; where they do not, of their hull; the bound covers the hull. */
+static void rule11_join(void **state)
+{
+	int64_t ns, err;
+	(void)state;
+	/* [90, 110] and [110, 130] meet at 110 */
+	assert_int_equal(fts__rule11_join(100, 10, 120, 10, &ns, &err), 0);
+	assert_int_equal(ns, 110);
+	assert_int_equal(err, 20);
+	assert_int_equal(fts__rule11_join(120, 10, 100, 10, &ns, &err), 0);
+	assert_int_equal(ns, 110);
+	/* [90, 110] and [111, 131] do not: the hull [90, 131] */
+	assert_int_equal(fts__rule11_join(100, 10, 121, 10, &ns, &err), 0);
+	assert_int_equal(ns, 110);
+	assert_int_equal(err, 21);
+	/* a narrow answer inside a wide one decides: [995, 1005] in [0, 2000] */
+	assert_int_equal(fts__rule11_join(1000, 1000, 1000, 5, &ns, &err), 0);
+	assert_int_equal(ns, 1000);
+	assert_int_equal(err, 1000);
+	assert_int_equal(fts__rule11_join(400, 400, 790, 5, &ns, NULL), 0);
+	assert_int_equal(ns, 790);
+	/* a bound past 64 bits: [-2^63 + 1, 2^63 - 1] and [-2^63, -2^63] */
+	assert_int_equal(fts__rule11_join(0, INT64_MAX, INT64_MIN, 0, &ns, &err), -ERANGE);
+	assert_int_equal(fts__rule11_join(0, INT64_MAX, 0, 0, &ns, &err), 0);
+	assert_int_equal(err, INT64_MAX);
+}
+
+/* Rule 13: which clocks each event moves against the counter. */
+static void rule13_moved(void **state)
+{
+	const uint32_t rt = 1u << FTS__CLK_REALTIME, tai = 1u << FTS__CLK_TAI,
+		       boot = 1u << FTS__CLK_BOOTTIME, mono = 1u << FTS__CLK_MONOTONIC,
+		       raw = 1u << FTS__CLK_RAW;
+	(void)state;
+	assert_int_equal(fts__rule13_moved(0, 0, 0, 0), 0);
+	assert_int_equal(fts__rule13_moved(1, 0, 0, 0), rt);              /* a leap second */
+	assert_int_equal(fts__rule13_moved(1, 1, 0, 0), rt | tai);        /* a set */
+	assert_int_equal(fts__rule13_moved(0, 0, 1, 0), rt | tai | boot); /* a sleep */
+	assert_int_equal(fts__rule13_moved(0, 0, 1, 1), rt | tai | boot | mono | raw);
+	assert_int_equal(fts__rule13_moved(1, 1, 1, 1), rt | tai | boot | mono | raw);
+}
+
+/* Rule 14: a read below the newest kept starts an era; one FTS__OBS_GAP_NS or more after
+ * it joins the history, one closer only bridges. */
+static void rule14_obs(void **state)
+{
+	(void)state;
+	assert_int_equal(fts__rule14_obs(0, 0, 5000, 0), FTS__OBS_NEW_ERA);
+	assert_int_equal(fts__rule14_obs(1, 5000, 4999, FTS__OBS_GAP_NS), FTS__OBS_NEW_ERA);
+	assert_int_equal(fts__rule14_obs(1, 5000, 5000, FTS__OBS_GAP_NS - 1), FTS__OBS_BRIDGE);
+	assert_int_equal(fts__rule14_obs(1, 5000, 5000, FTS__OBS_GAP_NS), FTS__OBS_JOIN);
+	assert_int_equal(fts__rule14_obs(1, 5000, 9000, 0), FTS__OBS_BRIDGE);
+}
+
+/* Rule 14: an era holds the readings from its first less the step back's interval
+ * before it, up to its top. */
+static void rule14_may_hold(void **state)
+{
+	(void)state;
+	assert_false(fts__rule14_may_hold(899, 1000, 100, 5000));
+	assert_true(fts__rule14_may_hold(900, 1000, 100, 5000));
+	assert_true(fts__rule14_may_hold(5000, 1000, 100, 5000));
+	assert_false(fts__rule14_may_hold(5001, 1000, 100, 5000));
+	assert_false(fts__rule14_may_hold(999, 1000, 0, 5000));
+	assert_true(fts__rule14_may_hold(1000, 1000, 0, 5000));
+	/* the first era: every reading before it too (rule 9) */
+	assert_true(fts__rule14_may_hold(0, 1000, -1, 5000));
+	assert_false(fts__rule14_may_hold(5001, 1000, -1, 5000));
+}
+
+/* Rule 14, an era of one read: carried from its bracket's middle at 1:1 give or take
+ * 10.05 % (FTS__ONE_OBS_PPM: a ns of growth from the 10th ns on), plus half the
+ * bracket and 1 ns. */
+static void rule14_one_obs(void **state)
+{
+	__int128 lo, hi;
+	(void)state;
+	/* the bracket [1000, 1010]: its middle 1005, half of it 5, and the 1 ns: 6 */
+	fts__rule14_one_obs(1000, 1010, 5000, 1005, &lo, &hi);
+	assert_true(lo == 4994 && hi == 5006);
+	fts__rule14_one_obs(1000, 1010, 5000, 1005 + 9, &lo, &hi);
+	assert_true(lo == 5009 - 6 && hi == 5009 + 6);
+	fts__rule14_one_obs(1000, 1010, 5000, 1005 + 10, &lo, &hi);
+	assert_true(lo == 5010 - 7 && hi == 5010 + 7);
+	fts__rule14_one_obs(1000, 1010, 5000, 1005 - 10, &lo, &hi);
+	assert_true(lo == 4990 - 7 && hi == 4990 + 7);
+	/* a second away: 100.5 ms either way */
+	fts__rule14_one_obs(1000, 1010, 5000, 1005 + 1000000000, &lo, &hi);
+	assert_true(lo == 1000005000 - 100500006 && hi == 1000005000 + 100500006);
+	/* far apart, without overflow */
+	fts__rule14_one_obs(UINT64_MAX - 10, UINT64_MAX, INT64_MAX, 0, &lo, &hi);
+	assert_true(lo < hi && hi < (__int128)INT64_MAX);
+}
+
 /* Rule 15, a history: a counter value is within reach no further before its first or
  * past its newest sample than the history is long, or 1 s (FTS__REACH_FLOOR_NS) where
  * that is more. */
@@ -578,6 +778,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(rule4_band),
 		cmocka_unit_test(rule5_envelope),
 		cmocka_unit_test(rule6_fit),
+		cmocka_unit_test(rule6_run_ends),
 		cmocka_unit_test(rule7_step_line),
 		cmocka_unit_test(rule8_bound),
 		cmocka_unit_test(rule8_fixed_point),
@@ -585,7 +786,14 @@ int main(int argc, char **argv)
 		cmocka_unit_test(rule9_end_line),
 		cmocka_unit_test(rule10_merge_covers),
 		cmocka_unit_test(rule10_merges_by_cost),
+		cmocka_unit_test(rule10_keep),
+		cmocka_unit_test(rule10_pick),
 		cmocka_unit_test(rule11_bridge),
+		cmocka_unit_test(rule11_join),
+		cmocka_unit_test(rule13_moved),
+		cmocka_unit_test(rule14_obs),
+		cmocka_unit_test(rule14_may_hold),
+		cmocka_unit_test(rule14_one_obs),
 		cmocka_unit_test(rule15_reach_history),
 		cmocka_unit_test(rule15_reach_live),
 	};

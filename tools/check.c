@@ -211,20 +211,23 @@ int fts_tool_check(int argc, char **argv)
 	int64_t first;
 	int ok = 1, quick = 0, sparse;
 
-	static const char *const names[] = { "--count", "--late", "--quick" };
-	struct fts_tool_opts opts = { "check", usage, names, 3, 2, 0, 0 };
+	enum { OPT_COUNT, OPT_LATE, OPT_QUICK, OPT_N };
+	static const char *const names[OPT_N] = {
+		[OPT_COUNT] = "--count", [OPT_LATE] = "--late", [OPT_QUICK] = "--quick",
+	};
+	struct fts_tool_opts opts = FTS_TOOL_OPTS("check", usage, names, OPT_QUICK);
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		switch (fts_tool_opt(&opts, argc, argv, &i, &v)) {
-		case 0:
+		case OPT_COUNT:
 			if (fts_tool_parse_u64(v, 100, 100000000, &count) < 0)
 				return fts_tool_usage_error("check", usage, "bad --count '%s' (100..1e8)", v);
 			break;
-		case 1:
+		case OPT_LATE:
 			if (fts_tool_parse_u64(v, 0, 3600, &late) < 0)
 				return fts_tool_usage_error("check", usage, "bad --late '%s' (0..3600)", v);
 			break;
-		case 2:
+		case OPT_QUICK:
 			quick = 1;
 			break;
 		case FTS_OPT_ARG:
@@ -238,9 +241,9 @@ int fts_tool_check(int argc, char **argv)
 		}
 	}
 	/* --quick: fewer stamps and a shorter wait, unless given. */
-	if (quick && !(opts.seen & 1u))
+	if (quick && !(opts.seen & 1u << OPT_COUNT))
 		count = 20000;
-	if (quick && !(opts.seen & 2u))
+	if (quick && !(opts.seen & 1u << OPT_LATE))
 		late = 1;
 	b = calloc(count, sizeof(*b));
 	if (!b) {

@@ -255,19 +255,22 @@ int fts_tool_convert(int argc, char **argv)
 	uint64_t n = 0, oldest, newest;
 	struct tally t = { 0 };
 
-	static const char *const names[] = { "--history", "--in", "--format", "--clock",
-					     "--binary", "--bound" };
-	struct fts_tool_opts opts = { "convert", usage, names, 6, 4, 0, 0 };
+	enum { OPT_HISTORY, OPT_IN, OPT_FORMAT, OPT_CLOCK, OPT_BINARY, OPT_BOUND, OPT_N };
+	static const char *const names[OPT_N] = {
+		[OPT_HISTORY] = "--history", [OPT_IN] = "--in", [OPT_FORMAT] = "--format",
+		[OPT_CLOCK] = "--clock", [OPT_BINARY] = "--binary", [OPT_BOUND] = "--bound",
+	};
+	struct fts_tool_opts opts = FTS_TOOL_OPTS("convert", usage, names, OPT_BINARY);
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		switch (fts_tool_opt(&opts, argc, argv, &i, &v)) {
-		case 0:
+		case OPT_HISTORY:
 			hist = v;
 			break;
-		case 1:
+		case OPT_IN:
 			in = v;
 			break;
-		case 2:
+		case OPT_FORMAT:
 			if (!strcmp(v, "ns"))
 				f = F_NS;
 			else if (!strcmp(v, "timespec"))
@@ -278,17 +281,17 @@ int fts_tool_convert(int argc, char **argv)
 				return fts_tool_usage_error("convert", usage,
 							    "unknown --format '%s' (ns, timespec or iso)", v);
 			break;
-		case 3:
+		case OPT_CLOCK:
 			for (clk = 0; clk < FTS_TOOL_NCLK && strcmp(v, fts_tool_clock_arg[clk]); clk++)
 				;
 			if (clk == FTS_TOOL_NCLK)
 				return fts_tool_usage_error("convert", usage, "unknown --clock '%s' "
 							    "(realtime, tai, monotonic, boottime or raw)", v);
 			break;
-		case 4:
+		case OPT_BINARY:
 			binary = 1;
 			break;
-		case 5:
+		case OPT_BOUND:
 			bound = 1;
 			break;
 		case FTS_OPT_ARG:

@@ -36,7 +36,7 @@ int fts_tool_history(int argc, char **argv)
 	int64_t ro, rn;
 	uint8_t here[16];
 
-	struct fts_tool_opts opts = { "history", usage, NULL, 0, 0, 0, 0 };
+	struct fts_tool_opts opts = { "history", usage, NULL, 0, 0, 0, 0 };   /* no options */
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		int k = fts_tool_opt(&opts, argc, argv, &i, &v);

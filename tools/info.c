@@ -17,8 +17,9 @@ int fts_tool_info(int argc, char **argv)
 	struct fts_info in = { .size = sizeof(in) };
 	int calibrate = 0;
 
-	static const char *const names[] = { "--calibrate" };
-	struct fts_tool_opts opts = { "info", usage, names, 1, 0, 0, 0 };
+	enum { OPT_CALIBRATE, OPT_N };
+	static const char *const names[OPT_N] = { [OPT_CALIBRATE] = "--calibrate" };
+	struct fts_tool_opts opts = FTS_TOOL_OPTS("info", usage, names, OPT_CALIBRATE);
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		int k = fts_tool_opt(&opts, argc, argv, &i, &v);
@@ -28,7 +29,8 @@ int fts_tool_info(int argc, char **argv)
 			continue;
 		if (k < 0)
 			return FTS_OPT_EXIT(k);
-		calibrate = 1;
+		if (k == OPT_CALIBRATE)
+			calibrate = 1;
 	}
 	if (calibrate && fts_clock_start() < 0)
 		perror("faststamp info: calibration");

@@ -258,9 +258,12 @@ enum { O_LISTEN, O_COUNT, O_DURATION, O_WRITE, O_SNAPLEN, O_BATCH, O_RING, O_RCV
        O_CHUNK, O_SIZE, O_ROUNDS, O_FULL, O_FORCE, O_BOTH, O_STATS, O_COMPARE, O_N };
 #define O_VALUED O_FORCE
 static const char *const opt_names[O_N] = {
-	"--listen", "--count", "--duration", "--write", "--snaplen", "--batch", "--ring",
-	"--rcvbuf", "--stamp", "--chunk", "--size", "--rounds", "--full", "--force", "--both",
-	"--stats", "--compare",
+	[O_LISTEN] = "--listen", [O_COUNT] = "--count", [O_DURATION] = "--duration",
+	[O_WRITE] = "--write", [O_SNAPLEN] = "--snaplen", [O_BATCH] = "--batch",
+	[O_RING] = "--ring", [O_RCVBUF] = "--rcvbuf", [O_STAMP] = "--stamp",
+	[O_CHUNK] = "--chunk", [O_SIZE] = "--size", [O_ROUNDS] = "--rounds",
+	[O_FULL] = "--full", [O_FORCE] = "--force", [O_BOTH] = "--both",
+	[O_STATS] = "--stats", [O_COMPARE] = "--compare",
 };
 #define BIT(k) (1u << (k))
 /* What --compare takes; the rest would be ignored by it, so it refuses them. */
@@ -281,7 +284,7 @@ int fts_tool_rx(int argc, char **argv)
 	enum fts_pkt_stamp stamp = FTS_PKT_STAMP_FAST;
 	char err[512], msg[768];
 
-	struct fts_tool_opts opts = { "rx", usage, opt_names, O_N, O_VALUED, 0, 0 };
+	struct fts_tool_opts opts = FTS_TOOL_OPTS("rx", usage, opt_names, O_VALUED);
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		int k = fts_tool_opt(&opts, argc, argv, &i, &v);

@@ -63,8 +63,11 @@ static const char *bad_file(const char *path, int sock)
 
 int fts_tool_serve(int argc, char **argv)
 {
-	static const char *const names[] = { "--path", "--record", "--interval-ms" };
-	struct fts_tool_opts opts = { "serve", usage, names, 3, 3, 0, 0 };
+	enum { OPT_PATH, OPT_RECORD, OPT_INTERVAL_MS, OPT_N };
+	static const char *const names[OPT_N] = {
+		[OPT_PATH] = "--path", [OPT_RECORD] = "--record", [OPT_INTERVAL_MS] = "--interval-ms",
+	};
+	struct fts_tool_opts opts = FTS_TOOL_OPTS("serve", usage, names, OPT_N);
 	const char *path = FTS_SHARED_PATH, *record = NULL;
 	uint64_t interval_ms = 100;
 	struct fts_info in = { .size = sizeof(in) };
@@ -78,17 +81,17 @@ int fts_tool_serve(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		switch (fts_tool_opt(&opts, argc, argv, &i, &v)) {
-		case 0:
+		case OPT_PATH:
 			if (!*v)
 				return fts_tool_usage_error("serve", usage, "%s", "--path needs a file name");
 			path = v;
 			break;
-		case 1:
+		case OPT_RECORD:
 			if (!*v)
 				return fts_tool_usage_error("serve", usage, "%s", "--record needs a file name");
 			record = v;
 			break;
-		case 2:
+		case OPT_INTERVAL_MS:
 			if (fts_tool_parse_u64(v, 1, 60000, &interval_ms) < 0)
 				return fts_tool_usage_error("serve", usage, "bad --interval-ms '%s' (1..60000)", v);
 			break;

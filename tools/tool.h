@@ -100,6 +100,11 @@ enum { FTS_OPT_ARG = -1, FTS_OPT_HELP = -2, FTS_OPT_BAD = -3, FTS_OPT_END = -4 }
  * "-" is a word); FTS_OPT_HELP once the usage went to stdout (exit 0); FTS_OPT_BAD once
  * the error went to stderr (exit 2); FTS_OPT_END for the "--" itself (go on). */
 int fts_tool_opt(struct fts_tool_opts *o, int argc, char **argv, int *i, const char **val);
+/* A subcommand names its options in an enum (valued ones first) and indexes names[] by
+ * it with designated initialisers ([OPT_OUT] = "--out"), so that each case of its switch
+ * says which option it handles; this is the opts for such a names[]. */
+#define FTS_TOOL_OPTS(cmd, usage, names, nvalued) \
+	{ (cmd), (usage), (names), (int)(sizeof(names) / sizeof((names)[0])), (nvalued), 0, 0 }
 /* The exit status for FTS_OPT_HELP and FTS_OPT_BAD. */
 #define FTS_OPT_EXIT(k) ((k) == FTS_OPT_HELP ? 0 : 2)
 

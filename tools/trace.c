@@ -100,20 +100,23 @@ int fts_tool_trace(int argc, char **argv)
 	struct ev *v = NULL;
 	size_t n = 0, cap = 0, *open_ = NULL, nopen = 0;
 	FILE *o = stdout;
-	static const char *const names[] = { "--clock", "--format", "--out" };
-	struct fts_tool_opts opts = { "trace", usage, names, 3, 3, 0, 0 };
+	enum { OPT_CLOCK, OPT_FORMAT, OPT_OUT, OPT_N };
+	static const char *const names[OPT_N] = {
+		[OPT_CLOCK] = "--clock", [OPT_FORMAT] = "--format", [OPT_OUT] = "--out",
+	};
+	struct fts_tool_opts opts = FTS_TOOL_OPTS("trace", usage, names, OPT_N);
 
 	for (int i = 1; i < argc; i++) {
 		const char *val;
 		switch (fts_tool_opt(&opts, argc, argv, &i, &val)) {
-		case 0:
+		case OPT_CLOCK:
 			for (clk = 0; clk < FTS_TOOL_NCLK && strcmp(val, fts_tool_clock_arg[clk]); clk++)
 				;
 			if (clk == FTS_TOOL_NCLK)
 				return fts_tool_usage_error("trace", usage, "unknown --clock '%s' "
 							    "(realtime, tai, monotonic, boottime or raw)", val);
 			break;
-		case 1:
+		case OPT_FORMAT:
 			if (!strcmp(val, "json"))
 				json = 1;
 			else if (!strcmp(val, "ctf"))
@@ -122,7 +125,7 @@ int fts_tool_trace(int argc, char **argv)
 				return fts_tool_usage_error("trace", usage,
 							    "unknown --format '%s' (text, json or ctf)", val);
 			break;
-		case 2:
+		case OPT_OUT:
 			out = val;
 			break;
 		case FTS_OPT_ARG:

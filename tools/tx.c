@@ -21,7 +21,11 @@ static const char usage[] =
 	"sent, 1 on a fault, 2 on a usage error.\n";
 
 /* Options, all taking a value. */
-static const char *const valued[] = { "--to", "--count", "--rate", "--size", "--batch" };
+enum { OPT_TO, OPT_COUNT, OPT_RATE, OPT_SIZE, OPT_BATCH, OPT_N };
+static const char *const names[OPT_N] = {
+	[OPT_TO] = "--to", [OPT_COUNT] = "--count", [OPT_RATE] = "--rate", [OPT_SIZE] = "--size",
+	[OPT_BATCH] = "--batch",
+};
 
 static volatile int tx_stop;
 
@@ -39,30 +43,30 @@ int fts_tool_tx(int argc, char **argv)
 	double rate = 0;
 	char err[256], msg[512], r[32];
 
-	struct fts_tool_opts opts = { "tx", usage, valued, 5, 5, 0, 0 };
+	struct fts_tool_opts opts = FTS_TOOL_OPTS("tx", usage, names, OPT_N);
 	for (int i = 1; i < argc; i++) {
 		const char *v;
 		switch (fts_tool_opt(&opts, argc, argv, &i, &v)) {
-		case 0:
+		case OPT_TO:
 			if (fts_pkt_parse_addr(v, &to, &to_len, err, sizeof(err)) ||
 			    fts_pkt_check_dest(&to, err, sizeof(err))) {
 				snprintf(msg, sizeof(msg), "bad address '%s': %s", v, err);
 				return fts_tool_usage_error("tx", usage, "%s", msg);
 			}
 			break;
-		case 1:
+		case OPT_COUNT:
 			if (fts_tool_parse_u64(v, 1, UINT64_MAX / 2, &count))
 				return fts_tool_usage_error("tx", usage, "bad --count '%s' (1 or more)", v);
 			break;
-		case 2:
+		case OPT_RATE:
 			if (fts_tool_parse_double(v, 0, 1e9, &rate))
 				return fts_tool_usage_error("tx", usage, "bad --rate '%s' (0..1e9)", v);
 			break;
-		case 3:
+		case OPT_SIZE:
 			if (fts_tool_parse_u64(v, 0, 65527, &size))
 				return fts_tool_usage_error("tx", usage, "bad --size '%s' (0..65507, IPv6 65527)", v);
 			break;
-		case 4:
+		case OPT_BATCH:
 			if (fts_tool_parse_u64(v, 1, 1024, &batch))
 				return fts_tool_usage_error("tx", usage, "bad --batch '%s' (1..1024)", v);
 			break;

@@ -152,8 +152,12 @@ int fts_tool_bench(int argc, char **argv)
 	int nfirst, rc = 1;
 	double target_ns;
 
-	static const char *const names[] = { "--rounds", "--plot", "--run-op", "--quick", "--json" };
-	struct fts_tool_opts opts = { "bench", bench_usage, names, 5, 3, 0, 0 };
+	enum { OPT_ROUNDS, OPT_PLOT, OPT_RUN_OP, OPT_QUICK, OPT_JSON, OPT_N };
+	static const char *const names[OPT_N] = {
+		[OPT_ROUNDS] = "--rounds", [OPT_PLOT] = "--plot", [OPT_RUN_OP] = "--run-op",
+		[OPT_QUICK] = "--quick", [OPT_JSON] = "--json",
+	};
+	struct fts_tool_opts opts = FTS_TOOL_OPTS("bench", bench_usage, names, OPT_QUICK);
 
 	/* the hidden child mode of the first-conversion rows: argv[1] only */
 	if (argc > 1 && !strcmp(argv[1], "--first-conversion-child")) {
@@ -168,28 +172,28 @@ int fts_tool_bench(int argc, char **argv)
 		uint64_t r;
 		int k = fts_tool_opt(&opts, argc, argv, &i, &v);
 		switch (k) {
-		case 0:
+		case OPT_ROUNDS:
 			if (fts_tool_parse_u64(v, 3, 100000, &r) < 0)
 				return fts_tool_usage_error("bench", bench_usage,
 							    "bad --rounds '%s' (3..100000)", v);
 			o.rounds = (int)r;
 			break;
-		case 1:
+		case OPT_PLOT:
 			if (!v[0])
 				return fts_tool_usage_error("bench", bench_usage, "%s",
 							    "--plot needs a directory");
 			o.plot = v;
 			break;
-		case 2:   /* --run-op OP N: one operation, for instruction counts */
+		case OPT_RUN_OP:   /* --run-op OP N: one operation, for instruction counts */
 			if (i + 1 >= argc)
 				return fts_tool_usage_error("bench", bench_usage, "%s",
 							    "--run-op needs OP and N");
 			bench_ops_probe();
 			return run_op(v, argv[i + 1], o.quick);
-		case 3:
+		case OPT_QUICK:
 			o.quick = 1;
 			break;
-		case 4:
+		case OPT_JSON:
 			o.json = 1;
 			break;
 		case FTS_OPT_ARG:
