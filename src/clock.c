@@ -67,7 +67,7 @@
 #include "backend.h"
 #include "calib.h"
 #include "clock.h"
-#include "clock_int.h"
+#include "attach.h"
 #include "convert.h"
 #include "freq.h"
 #include "now.h"
@@ -82,13 +82,13 @@
 #define RETRY_MIN_NS 1000000000       /* a failed thread start is retried after 1 s, */
 #define RETRY_MAX_NS 64000000000      /* doubling up to 64 s */
 
-pthread_mutex_t fts__pc_lock = PTHREAD_MUTEX_INITIALIZER; /* all state below, and attach.c's */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* all state below, and attach.c's */
 static struct fts__source src = { .counter = fts__hw_counter, .realtime = fts__hw_realtime,
 				  .clocks = fts__hw_clocks, .read = fts__hw_clock, .epoch = fts__hw_epoch };
 /* One history a clock (enum fts__clk), fed by the same samples; set once, read with
  * acquire. hist is CLOCK_REALTIME's, the one the process clock is judged by. */
-struct fts_calib *fts__pc_hists[FTS__NCLK] FTS__HOT_DATA;
-#define hist fts__pc_hists[FTS__CLK_REALTIME]
+static struct fts_calib *hists[FTS__NCLK] FTS__HOT_DATA;
+#define hist hists[FTS__CLK_REALTIME]
 static int64_t period_ns = SAMPLER_PERIOD_NS;
 static int used FTS__HOT_DATA;                      /* a conversion happened since the last round */
 static int running FTS__HOT_DATA;                   /* the sampler thread of this source exists */
@@ -179,8 +179,8 @@ static void reset_locked(enum reset what)
 	fts__fresh_drop();
 	source_gen++;   /* a sampler thread of the old source stops when it wakes */
 	for (int k = 0; k < FTS__NCLK; k++)
-		if (fts__pc_hists[k])
-			fts__calib_reset(fts__pc_hists[k]);
+		if (hists[k])
+			fts__calib_reset(hists[k]);
 	__atomic_store_n(&period_ticks, 0, __ATOMIC_RELAXED);
 	judged = (struct judged){ 0 };
 	__atomic_store_n(&taken, 0, __ATOMIC_RELAXED);
@@ -194,17 +194,17 @@ static void reset_locked(enum reset what)
  * lock across every write; fork takes it first. */
 static void before_fork(void)
 {
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 }
 
 static void after_fork_parent(void)
 {
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 }
 
 static void after_fork_child(void)
 {
-	pthread_mutex_init(&fts__pc_lock, NULL);
+	pthread_mutex_init(&lock, NULL);
 	reset_locked(RESET_THREADS);
 	fts__record_drop_inherited();
 }
@@ -469,11 +469,11 @@ static int sample_locked(const char *why)
 	if (faulted)
 		return -EIO;
 	for (int k = 0; k < FTS__NCLK; k++) {
-		if (!fts__pc_hists[k]) {
+		if (!hists[k]) {
 			struct fts_calib *c = fts_calib_new();
 			if (!c)
 				return -ENOMEM;
-			__atomic_store_n(&fts__pc_hists[k], c, __ATOMIC_RELEASE);
+			__atomic_store_n(&hists[k], c, __ATOMIC_RELEASE);
 		}
 	}
 	if ((rc = take(&s)) < 0)
@@ -512,7 +512,7 @@ static int sample_locked(const char *why)
 	for (int k = FTS__CLK_REALTIME + 1; v != FTS__FAULT_DROP && k < FTS__NCLK; k++) {
 		int kbrk = k == FTS__CLK_TAI ? e.tai_step || e.suspend :
 			   k == FTS__CLK_BOOTTIME ? e.suspend : e.ran_on;
-		fts__calib_add_sample(fts__pc_hists[k], s.k[k].b, s.k[k].ns, s.k[k].a, kbrk);
+		fts__calib_add_sample(hists[k], s.k[k].b, s.k[k].ns, s.k[k].a, kbrk);
 		steps |= (uint32_t)kbrk << k;
 	}
 	if (v != FTS__FAULT_DROP)
@@ -556,9 +556,9 @@ static int switched_locked(char *why, size_t len)
 int fts__clock_sample(void)
 {
 	int rc;
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	rc = sample_locked(NULL);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	return rc;
 }
 
@@ -574,18 +574,18 @@ static int round_locked(const char *why)
 int fts__clock_round(void)
 {
 	int rc;
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	rc = round_locked(NULL);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	return rc;
 }
 
 int fts__clock_prove(void)
 {
 	int rc;
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	rc = prove_locked();
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	return rc;
 }
 
@@ -601,10 +601,10 @@ int fts__clock_watch(void)
 	char why[128];
 	int rc = 0;
 
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	if (switched_locked(why, sizeof(why)))
 		rc = sample_locked(why);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	return rc == -EIO ? -EIO : 0;
 }
 
@@ -679,11 +679,11 @@ static void *sampler(void *arg)
 			src.wait(src.ctx, SAMPLER_PERIOD_NS);
 		else
 			stepped = step_wait(&fd, due < beat ? due : beat);
-		pthread_mutex_lock(&fts__pc_lock);
+		pthread_mutex_lock(&lock);
 		/* A conversion since the last round, a record to keep, or a history to
 		 * publish: not idle. */
 		if (__atomic_exchange_n(&used, 0, __ATOMIC_RELAXED) || fts__record_on() || fts__record_tapping() ||
-		    fts__serving())
+		    fts__attach_serving())
 			idle = 0;
 		else
 			idle++;
@@ -691,7 +691,7 @@ static void *sampler(void *arg)
 			if (gen == source_gen)   /* else a new source may have its own thread */
 				__atomic_store_n(&running, 0, __ATOMIC_RELAXED);
 			alive--;
-			pthread_mutex_unlock(&fts__pc_lock);
+			pthread_mutex_unlock(&lock);
 			if (fd >= 0)
 				close(fd);
 			return NULL;
@@ -706,10 +706,10 @@ static void *sampler(void *arg)
 				due = now - due >= period_ns ? now + period_ns : due + period_ns;
 		}
 		beat = now + FTS__SHM_BEAT_NS;
-		fts__serve_round(faulted, judged.fault_reason, src.counter(src.ctx));
+		fts__attach_serve_round(faulted, judged.fault_reason, src.counter(src.ctx));
 		if (fts__now(CLOCK_MONOTONIC, &now) == 0 && fts__record_due(now))
 			fts__record_flush();
-		pthread_mutex_unlock(&fts__pc_lock);
+		pthread_mutex_unlock(&lock);
 	}
 }
 
@@ -778,6 +778,48 @@ static int start_locked(void)
 	return 0;
 }
 
+/* ---- what attach.c asks of the process clock ------------------------------------- */
+
+static int counter_in_use(void)
+{
+	return src.counter == fts__hw_counter && FTS__HAVE_COUNTER && fts__store_counter && !faulted;
+}
+
+FTS__HOT static uint64_t counter_now(void)
+{
+	return src.counter(src.ctx);
+}
+
+static void clock_id(struct fts__head *h, int with_hz);
+
+static const struct fts__attach_clock attach_clock = {
+	.counter_in_use = counter_in_use, .clock_id = clock_id, .needs_proof = needs_proof,
+	.counter = counter_now,
+};
+
+/* With lock held, before a history is made: the first call looks for the machine's
+ * shared history. 1 while the process uses it. */
+static int attach_locked(void)
+{
+	int was = fts__attach_in_use(), now = fts__attach_locked(hist != NULL, &attach_clock);
+
+	if (now && !was)
+		fts__fresh_drop();
+	return now;
+}
+
+/* In use: do its samples reach newest, or is its publisher alive? 1; else 0, and the
+ * process has left it. */
+FTS__HOT static int attach_covers(uint64_t newest)
+{
+	char why[160];
+
+	if (fts__attach_covers(newest, counter_now, why, sizeof(why)))
+		return 1;
+	fts__clock_leave_shared(why);
+	return 0;
+}
+
 FTS__HOT static void note_use(void)
 {
 	if (!__atomic_load_n(&used, __ATOMIC_RELAXED))
@@ -810,7 +852,7 @@ FTS__HOT int fts__clock_prepare(uint64_t newest)
 	note_use();
 	/* stamps the shared history holds convert whatever its publisher does; a newer
 	 * one needs it alive */
-	if (fts__attach_in_use() && fts__attach_covers(newest))
+	if (fts__attach_in_use() && attach_covers(newest))
 		return 0;
 	/* The common case in two loads: a history kept fresh by the sampler thread; without
 	 * the thread, one counter read more tells whether the history is due for a sample. */
@@ -818,16 +860,16 @@ FTS__HOT int fts__clock_prepare(uint64_t newest)
 	    (__atomic_load_n(&running, __ATOMIC_RELAXED) ||
 	     src.counter(src.ctx) <= c1 + __atomic_load_n(&period_ticks, __ATOMIC_RELAXED)))
 		return 0;
-	pthread_mutex_lock(&fts__pc_lock);
-	if (fts__attach_locked(hist != NULL)) {
-		pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
+	if (attach_locked()) {
+		pthread_mutex_unlock(&lock);
 		return 0;
 	}
 	rc = start_locked();
 	/* Another thread may have sampled while we waited. */
 	if (rc == 0 && !running && fts__calib_newest_counter(hist) == c1)
 		rc = sample_locked(NULL);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	/* A failed refresh still leaves an extrapolation, if there is a history. */
 	if (rc < 0 && fts_calib_count(fts__clock_history(FTS__CLK_REALTIME)) >= 2)
 		rc = 0;
@@ -965,14 +1007,14 @@ FTS__HOT int fts__clock_fresh(int k, uint64_t x, struct fts__line *m)
 			fts__clock_line(k, &tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL,
 					m, gen, 0);
 		}
-		if (kept || round || h != fts__pc_hists[k])
+		if (kept || round || h != hists[k])
 			return 1;
 		/* It left it (a step, a new rate): a sample now, so that x lies inside the
 		 * history, between samples that hold the change. */
-		pthread_mutex_lock(&fts__pc_lock);
-		if (fts__calib_newest_counter(fts__pc_hists[k]) < x)
+		pthread_mutex_lock(&lock);
+		if (fts__calib_newest_counter(hists[k]) < x)
 			sample_locked(NULL);
-		pthread_mutex_unlock(&fts__pc_lock);
+		pthread_mutex_unlock(&lock);
 	}
 	return 0;
 }
@@ -980,10 +1022,10 @@ FTS__HOT int fts__clock_fresh(int k, uint64_t x, struct fts__line *m)
 int fts_clock_start(void)
 {
 	int rc = 0;
-	pthread_mutex_lock(&fts__pc_lock);
-	if (!fts__attach_locked(hist != NULL))
+	pthread_mutex_lock(&lock);
+	if (!attach_locked())
 		rc = start_locked();
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	note_use();
 	if (rc < 0)
 		return fts__fail(-rc);
@@ -1000,7 +1042,7 @@ int fts_clock_save(int fd)
 	if (fd < 0)
 		return fts__fail(EINVAL);
 	clock_id(&h, 1);   /* outside the lock: it may measure the frequency (10 ms) */
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	{
 		/* every clock's, at one sample (under the lock the sampler adds under); an
 		 * earlier build's shared history holds CLOCK_REALTIME's alone */
@@ -1009,7 +1051,7 @@ int fts_clock_save(int fd)
 			c[k] = fts__clock_history(k);
 		rc = fts__calib_save_clocks(c, fd, &h);
 	}
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	return rc < 0 ? fts__fail(-rc) : 0;
 }
 
@@ -1020,21 +1062,21 @@ int fts_clock_record(const char *path)
 	int busy, rc = 0;
 
 	if (!path) {
-		pthread_mutex_lock(&fts__pc_lock);
+		pthread_mutex_lock(&lock);
 		/* a last sample, so that every stamp stored while recording lies inside what
 		 * the file holds, not past its end (a failed one leaves the file as it was) */
 		if (fts__record_on())
 			(void)sample_locked(NULL);
 		rc = fts__record_stop();
-		pthread_mutex_unlock(&fts__pc_lock);
+		pthread_mutex_unlock(&lock);
 		return rc ? fts__fail(rc) : 0;
 	}
 	/* Without a counter (a build without one, or the generic backend chosen at
 	 * start), stamps are clock readings: there is nothing to record. */
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	rc = src.counter == fts__hw_counter && (!FTS__HAVE_COUNTER || !fts__backend_choice()->store_counter);
 	busy = fts__record_on();
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	if (rc)
 		return fts__fail(ENOTSUP);
 	if (busy)   /* before the file is touched: a refused call leaves nothing behind */
@@ -1044,7 +1086,7 @@ int fts_clock_record(const char *path)
 	clock_id(&h, 1);
 	if ((rc = fts__record_open(path, &h, &f)) != 0)
 		return fts__fail(rc);
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	if ((rc = fts__record_begin(&f)) == 0) {
 		/* calibrated at once, and a first sample in the file taken now, so that
 		 * every stamp stored from now on lies inside what the file holds */
@@ -1056,7 +1098,7 @@ int fts_clock_record(const char *path)
 		if (rc)
 			fts__record_abandon(&f);
 	}
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	if (rc)
 		fts__record_undo(&f);
 	note_use();
@@ -1075,15 +1117,15 @@ int fts__clock_tap_start(struct fts__head *h)
 {
 	int rc = 0, use;
 
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	use = counter_in_use_locked();
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	clock_id(h, use);
 	if (!use)
 		return 0;
 	/* a trace converts with this process's own samples, as a record does */
 	fts__clock_leave_shared("tracing with fts_trace_start");
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	fts__attach_never();
 	fts__record_tap(1);
 	/* two samples in the trace: with them alone it converts every stamp after */
@@ -1099,7 +1141,7 @@ int fts__clock_tap_start(struct fts__head *h)
 	}
 	if (rc)
 		fts__record_tap(0);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	note_use();
 	return rc;
 }
@@ -1108,33 +1150,33 @@ size_t fts__clock_tap_take(unsigned char **buf, int sample)
 {
 	size_t n;
 
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	if (sample && fts__record_tapping())
 		sample_locked(NULL);
 	n = fts__record_tap_take(buf);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	return n;
 }
 
 void fts__clock_tap_stop(void)
 {
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	fts__record_tap(0);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 }
 
 /* ---- the seam for tests, and state for fts_get_info ------------------------------- */
 
 void fts__clock_set_source(const struct fts__source *s)
 {
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	src = s ? *s : fts__hw_source;
 	if (!src.clocks)
 		src.clocks = fts__hw_clocks;
 	if (!src.read)
 		src.read = fts__hw_clock;
 	reset_locked(RESET_SOURCE);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 }
 
 FTS__HOT int fts__clock_uses_hw(void)
@@ -1144,7 +1186,7 @@ FTS__HOT int fts__clock_uses_hw(void)
 
 void fts__clock_state(struct fts__clock_state *st)
 {
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	st->samples_taken = taken;
 	st->running = running;
 	st->threads = alive;
@@ -1159,7 +1201,7 @@ void fts__clock_state(struct fts__clock_state *st)
 	st->skew_ns = fts__clock_skew_ns();
 	st->period_ns = period_ns;
 	fts__attach_state(st->proof, sizeof(st->proof), &st->period_ns);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 }
 
 uint64_t fts__clock_samples_taken(void)
@@ -1167,49 +1209,105 @@ uint64_t fts__clock_samples_taken(void)
 	return __atomic_load_n(&taken, __ATOMIC_RELAXED);
 }
 
-/* ---- for attach.c (clock_int.h) ------------------------------------------------------ */
+/* ---- the machine's shared history (attach.c) ------------------------------------ */
 
-uint64_t fts__pc_counter(void)
+FTS__HOT const struct fts_calib *fts__clock_history(int k)
 {
-	return src.counter(src.ctx);
+	if (fts__attach_in_use())
+		return fts__attach_view(k);
+	return __atomic_load_n(&hists[k], __ATOMIC_ACQUIRE);
 }
 
-int fts__pc_counter_in_use(void)
+FTS__HOT void fts__clock_view(int k, struct fts__clock_view *v)
 {
-	return src.counter == fts__hw_counter && FTS__HAVE_COUNTER && fts__store_counter && !faulted;
+	v->cur = fts__clock_history(k);
+	v->old = v->cur && v->cur == fts__attach_view(k) ? NULL : fts__attach_frozen(k);
 }
 
-void fts__pc_clock_id(struct fts__head *h, int with_hz)
+int fts__clock_holds(int k)
 {
-	clock_id(h, with_hz);
+	return !fts__attach_in_use() || fts__attach_view(k);
 }
 
-int fts__pc_needs_proof(void)
+int fts__clock_leave_shared(const char *why)
 {
-	return needs_proof();
+	int left;
+
+	pthread_mutex_lock(&lock);
+	if ((left = fts__attach_leave_locked(why)))
+		fts__fresh_drop();
+	pthread_mutex_unlock(&lock);
+	return left;
 }
 
-int fts__pc_start_locked(void)
+void fts__clock_sharing(char *source, size_t slen, char *path, size_t plen, char *note,
+			size_t nlen)
 {
-	return start_locked();
+	pthread_mutex_lock(&lock);
+	fts__attach_sharing(hist != NULL, source, slen, path, plen, note, nlen);
+	pthread_mutex_unlock(&lock);
 }
 
-int fts__pc_proof(const cpu_set_t **cpus, char *why, size_t len)
+int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t errlen)
 {
-	if (proof.state == PROOF_WARPED || proof.state == PROOF_NO_RUN) {
-		snprintf(why, len, "%s", proof.text);
+	struct fts__head id;
+	const cpu_set_t *cpus;
+	uint32_t dircap;
+	size_t len, recs;
+	void *region;
+	int rc;
+
+	if (!FTS__HAVE_COUNTER || !fts__store_counter) {
+		snprintf(err, errlen, "no counter in use, stamps are clock readings: nothing to "
+			 "calibrate (%s)", FTS__HAVE_COUNTER ? fts__backend_choice()->arch.reason
+							       : "a build without a counter");
 		return -1;
 	}
-	*cpus = proof.state == PROOF_DONE ? &proof.cpus : NULL;
-	return 0;
+	clock_id(&id, 1);
+	pthread_mutex_lock(&lock);
+	fts__attach_never();   /* the publisher never reads another's */
+	if (hist || fts__calib_dims(NULL, &dircap, &len, &recs) < 0) {
+		snprintf(err, errlen, "the process clock is already in use");
+		pthread_mutex_unlock(&lock);
+		return -1;
+	}
+	if (fts__attach_serve_open(path, &id, interval_ns, dircap, len, &region, err, errlen) < 0) {
+		pthread_mutex_unlock(&lock);
+		return -1;
+	}
+	period_ns = interval_ns;
+	for (int k = 0; k < FTS__NCLK; k++) {
+		hists[k] = fts__calib_new_at(NULL, (char *)region + (size_t)k * fts__shm_stride(len), len);
+		if (!hists[k])
+			break;
+	}
+	if (!hists[FTS__NCLK - 1]) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		rc = -1;
+	} else if ((rc = start_locked()) < 0) {
+		snprintf(err, errlen, "the first samples: %s", strerror(-rc));
+	} else if (proof.state == PROOF_WARPED || proof.state == PROOF_NO_RUN) {
+		snprintf(err, errlen, "the counter across CPUs: %s", proof.text);
+		rc = -1;
+	} else {
+		cpus = proof.state == PROOF_DONE ? &proof.cpus : NULL;
+		rc = fts__attach_serve_show(cpus, __atomic_load_n(&skew_ns, __ATOMIC_RELAXED),
+					    src.counter(src.ctx), err, errlen);
+	}
+	if (rc < 0)
+		fts__attach_serve_stop(err);
+	pthread_mutex_unlock(&lock);
+	return rc < 0 ? -1 : 0;
 }
 
-int64_t fts__pc_own_skew_ns(void)
+int fts__clock_serve_news(unsigned *seq, char *buf, size_t len, int *failed)
 {
-	return __atomic_load_n(&skew_ns, __ATOMIC_RELAXED);
+	return fts__attach_serve_news(seq, buf, len, failed);
 }
 
-void fts__pc_set_period(int64_t ns)
+void fts__clock_serve_stop(const char *why)
 {
-	period_ns = ns;
+	pthread_mutex_lock(&lock);
+	fts__attach_serve_stop(why);
+	pthread_mutex_unlock(&lock);
 }
