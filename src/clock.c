@@ -68,7 +68,6 @@
 #include "calib.h"
 #include "clock.h"
 #include "attach.h"
-#include "convert.h"
 #include "freq.h"
 #include "now.h"
 #include "sysfs.h"
@@ -78,7 +77,6 @@
 #define SAMPLER_PERIOD_NS 100000000   /* background sampler period */
 #define SAMPLER_IDLE_ROUNDS 100       /* 10 s without conversions: the thread exits */
 #define SAMPLE_TRIES 5                /* keep the narrowest of this many brackets */
-#define FRESH_TRIES 3                 /* and of this many for rule 12's line */
 #define RETRY_MIN_NS 1000000000       /* a failed thread start is retried after 1 s, */
 #define RETRY_MAX_NS 64000000000      /* doubling up to 64 s */
 
@@ -132,15 +130,23 @@ static struct proof {
 	char text[200];
 } proof;
 static int64_t skew_ns FTS__HOT_DATA;      /* fts__clock_skew_ns(); read without the lock */
+unsigned fts__clock_generation FTS__HOT_DATA;   /* fts__clock_gen() */
+static void (*after_round)(void);   /* fts__clock_on_round() */
+
+/* What conversions see changed: a line made from it before (fresh.h) is not used. */
+static void view_changed(void)
+{
+	__atomic_fetch_add(&fts__clock_generation, 1, __ATOMIC_RELEASE);
+}
 
 static int needs_proof(void);
 static enum fts__relation relation(void);
 
-/* New offsets between CPUs: the fresh line (convert.c) holds the old ones. */
+/* New offsets between CPUs: rule 12's line (fresh.c) holds the old ones. */
 static void skew_set(int64_t v)
 {
 	__atomic_store_n(&skew_ns, v, __ATOMIC_RELAXED);
-	fts__fresh_drop();
+	view_changed();
 }
 
 /* With lock held: the proof as the source starts, needed or not. */
@@ -176,7 +182,7 @@ static void reset_locked(enum reset what)
 		alive = 0;   /* threads do not survive fork */
 		return;
 	}
-	fts__fresh_drop();
+	view_changed();
 	source_gen++;   /* a sampler thread of the old source stops when it wakes */
 	for (int k = 0; k < FTS__NCLK; k++)
 		if (hists[k])
@@ -241,7 +247,7 @@ static void store_choice(void)
 static void fault(const char *why)
 {
 	faulted = 1;
-	fts__fresh_drop();
+	view_changed();
 	snprintf(judged.fault_reason, sizeof(judged.fault_reason), "%s", why);
 	__atomic_store_n(&fts__store_counter, 0, __ATOMIC_RELAXED);
 }
@@ -297,7 +303,6 @@ static int prove_locked(void)
 }
 
 static long double ns_of(uint64_t ticks);
-static void fresh_rebase(void);
 
 /* With lock held: the bound's share for offsets between CPUs grows to ns (it never
  * shrinks: stamps taken before keep theirs covered). */
@@ -701,7 +706,8 @@ static void *sampler(void *arg)
 			now = due;   /* never fails; were it to, a sample a period */
 		if (src.wait || stepped || switched || now >= due) {
 			round_locked(switched ? why : NULL);
-			fresh_rebase();
+			if (after_round)
+				after_round();
 			if (now >= due)   /* the next on the grid; none to catch up */
 				due = now - due >= period_ns ? now + period_ns : due + period_ns;
 		}
@@ -804,7 +810,7 @@ static int attach_locked(void)
 	int was = fts__attach_in_use(), now = fts__attach_locked(hist != NULL, &attach_clock);
 
 	if (now && !was)
-		fts__fresh_drop();
+		view_changed();
 	return now;
 }
 
@@ -878,8 +884,8 @@ FTS__HOT int fts__clock_prepare(uint64_t newest)
 
 /* A clock read now, bracketed by counter reads, as a line at the tail's band: what the
  * clock read at a counter value before it lies within its bound, if the clock kept the
- * band since (the bridge in convert.c). */
-FTS__HOT static int fresh_read(int k, const struct fts__line *tail, struct fts__line *m)
+ * band since (the bridge, rule 11). */
+FTS__HOT static int read_line(int k, const struct fts__line *tail, struct fts__line *m)
 {
 	uint64_t b, a;
 	int64_t rt;
@@ -911,20 +917,6 @@ FTS__HOT static int fresh_read(int k, const struct fts__line *tail, struct fts__
 	return 0;
 }
 
-/* Is this read's bound narrow enough to serve the next stamps (rule 12)? Within twice
- * the narrowest seen: the first read after idle is slow, its bracket wide, and a line
- * through it would carry that uncertainty for milliseconds. */
-FTS__HOT static int fresh_narrow(int k, uint64_t err)
-{
-	static uint64_t narrowest[FTS__NCLK] FTS__HOT_DATA = {
-		UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX };
-	uint64_t n = __atomic_load_n(&narrowest[k], __ATOMIC_RELAXED);
-
-	if (err < n)
-		__atomic_store_n(&narrowest[k], n = err, __ATOMIC_RELAXED);
-	return err <= 2 * n;
-}
-
 FTS__HOT int fts__clock_epoch(int64_t *e)
 {
 	return src.epoch && src.epoch(src.ctx, e) == 0 ? 0 : -1;
@@ -938,85 +930,23 @@ uint64_t fts__clock_counter_now(void)
 FTS__HOT int fts__clock_read(int k, const struct fts__line *fwd, struct fts__line *m)
 {
 	/* a counter found faulty is not read again */
-	return __atomic_load_n(&faulted, __ATOMIC_RELAXED) ? -1 : fresh_read(k, fwd, m);
+	return __atomic_load_n(&faulted, __ATOMIC_RELAXED) ? -1 : read_line(k, fwd, m);
 }
 
-FTS__HOT void fts__clock_line(int k, const struct fts__line *fwd, const struct fts__line *rate,
-			      const struct fts__line *m, unsigned gen, uint64_t chain_end)
+int fts__clock_sample_to(int k, const struct fts_calib *h, uint64_t x)
 {
-	struct fts__line best, again;
-	int64_t epoch;
-
-	/* The epoch before the reads the line is made from: the first read after idle
-	 * (not narrow, so no line) reads no more than the clock. The line serves
-	 * milliseconds of stamps: the narrowest of a few reads. */
-	if (!fresh_narrow(k, m->err) || fts__clock_epoch(&epoch) < 0)
-		return;
-	best.err = UINT64_MAX;
-	for (int i = 0; i < FRESH_TRIES; i++)
-		if (fresh_read(k, fwd, &again) == 0 && again.err < best.err)
-			best = again;
-	if (best.err != UINT64_MAX && fresh_narrow(k, best.err))
-		fts__fresh_publish(k, fwd, rate, &best, epoch, fts__clock_skew_ns(), gen, chain_end);
+	if (h != hists[k])
+		return 0;
+	pthread_mutex_lock(&lock);
+	if (fts__calib_newest_counter(hists[k]) < x)
+		sample_locked(NULL);
+	pthread_mutex_unlock(&lock);
+	return 1;
 }
 
-/* The sampler after each round: rule 12's line from each clock's new tail, so that
- * conversions renew it (convert.c) without the history's pages. */
-static void fresh_rebase(void)
+void fts__clock_on_round(void (*fn)(void))
 {
-	for (int k = 0; k < FTS__NCLK; k++) {
-		const struct fts_calib *h = fts__clock_history(k);
-		unsigned gen = fts__fresh_gen();
-		struct fts__line tail, m, seg;
-		int64_t p, bound;
-		uint64_t newest;
-
-		if (!h || __atomic_load_n(&faulted, __ATOMIC_RELAXED) ||
-		    !(newest = fts__calib_newest_counter(h)) ||
-		    fts__calib_find(h, newest + 1, &tail) != 1 || fresh_read(k, &tail, &m) < 0 ||
-		    fts__line_convert(&tail, 1, m.c0, &p, &bound) < 0 ||
-		    (p > m.r0 ? p - m.r0 : m.r0 - p) > bound + (int64_t)m.err)
-			continue;
-		fts__clock_line(k, &tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL, &m,
-				gen, 0);
-	}
-}
-
-FTS__HOT int fts__clock_fresh(int k, uint64_t x, struct fts__line *m)
-{
-	const struct fts_calib *h = fts__clock_history(k);
-	struct fts__line tail;
-	int64_t p, bound;
-
-	for (int round = 0; h; round++) {
-		/* what the fresh line is made from is looked at after this (convert.c) */
-		unsigned gen = fts__fresh_gen();
-		int kept;
-
-		/* a counter found faulty is not read again: the tail alone */
-		if (__atomic_load_n(&faulted, __ATOMIC_RELAXED) ||
-		    fts__calib_find(h, x, &tail) <= 0 || fresh_read(k, &tail, m) < 0)
-			return 0;   /* inside the history; or nothing to read: the tail alone */
-		/* Did the clock keep the extrapolation? Then the bridge's estimate is the tail's,
-		 * and the read serves the stamps after it (rule 12). */
-		if (fts__line_convert(&tail, 1, m->c0, &p, &bound) < 0)
-			return 1;
-		kept = (p > m->r0 ? p - m->r0 : m->r0 - p) <= bound + (int64_t)m->err;
-		if (kept) {
-			struct fts__line seg;
-			fts__clock_line(k, &tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL,
-					m, gen, 0);
-		}
-		if (kept || round || h != hists[k])
-			return 1;
-		/* It left it (a step, a new rate): a sample now, so that x lies inside the
-		 * history, between samples that hold the change. */
-		pthread_mutex_lock(&lock);
-		if (fts__calib_newest_counter(hists[k]) < x)
-			sample_locked(NULL);
-		pthread_mutex_unlock(&lock);
-	}
-	return 0;
+	after_round = fn;
 }
 
 int fts_clock_start(void)
@@ -1235,7 +1165,7 @@ int fts__clock_leave_shared(const char *why)
 
 	pthread_mutex_lock(&lock);
 	if ((left = fts__attach_leave_locked(why)))
-		fts__fresh_drop();
+		view_changed();
 	pthread_mutex_unlock(&lock);
 	return left;
 }

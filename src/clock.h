@@ -110,20 +110,24 @@ int fts__clock_watch(void);
 /* Ready the history to convert counter values up to newest (see clock.c). */
 int fts__clock_prepare(uint64_t newest);
 struct fts__line;
-/* Below, k is a clock (enum fts__clk): its history, its reads, its fresh line.
- * For the newest stamp x of a conversion, past the newest sample: a clock read now,
- * after x, as a line for the bridge (convert.c) in *m; 1 if taken. When the clock left
- * the tail's extrapolation, a private history first takes a sample (x may then lie
- * inside it: 0). */
-int fts__clock_fresh(int k, uint64_t x, struct fts__line *m);
-/* A clock read now, bracketed by counter reads, as a line at fwd's band (the bridge's
- * backward line): 0, or -1 (no read: the counter is faulty, or a read failed). */
+/* Below, k is a clock (enum fts__clk).
+ * A clock read now, bracketed by counter reads, as a line at fwd's band (the bridge's
+ * backward line, rule 11): 0, or -1 (no read: the counter is faulty, or a read failed). */
 int fts__clock_read(int k, const struct fts__line *fwd, struct fts__line *m);
-/* After a read *m that agreed with fwd, taken after generation gen was read: if its
- * bracket is as narrow as the narrowest seen (a warm read), the epoch and the narrowest
- * of a few reads more make rule 12's line (fts__fresh_publish). */
-void fts__clock_line(int k, const struct fts__line *fwd, const struct fts__line *rate,
-		     const struct fts__line *m, unsigned gen, uint64_t chain_end);
+/* When h is the process's own history of clock k: a sample now, unless one since
+ * reaches x; 1. 0 when h is not its own (the shared one). */
+int fts__clock_sample_to(int k, const struct fts_calib *h, uint64_t x);
+/* The generation of what conversions see of the process clock: bumped when the
+ * histories in view, the source, a fault or the offsets between CPUs change; what was
+ * made from an older one (rule 12's line, fresh.h) is not used. */
+extern unsigned fts__clock_generation;
+static inline unsigned fts__clock_gen(void)
+{
+	return __atomic_load_n(&fts__clock_generation, __ATOMIC_ACQUIRE);
+}
+/* fn is called by the sampler thread after each round, with the lock held (fresh.c:
+ * rule 12's lines from the new tails). Set once, before a sampler runs. */
+void fts__clock_on_round(void (*fn)(void));
 /* The source's timekeeping epoch now (struct fts__source's epoch). 0, or -1: not
  * known. */
 int fts__clock_epoch(int64_t *e);
