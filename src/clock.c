@@ -1,13 +1,16 @@
 /* clock.c - feeding the process history: samples, health checks, the sampler thread.
  *
- * The process clock is a few files around this one, each with one concern (their
- * interfaces: clock.h, and clock_int.h between them): clock.c takes the samples (a
- * bracket of each clock), keeps a history of each clock and runs the sampler thread;
- * hwsource.c is the machine's source (the counter and the clocks); health.c judges a
- * sample against the ones before, a pure function; record.c writes the record file of
- * fts_clock_record; attach.c looks for the machine's shared history, converts with it
- * while it is valid, leaves it, and publishes it for faststamp serve. convert.c (rules
- * 11-12) and tagged.c (rule 14) convert with what they keep.
+ * The process clock is a few files around this one, each with one concern and its own
+ * header, and dependencies run one way (scripts/depgraph): clock.c takes the samples (a
+ * bracket of each clock), keeps a history of each clock, runs the sampler thread and
+ * owns the lock and the view conversions use; below it, hwsource.c is the machine's
+ * source (the counter and the clocks), health.c judges a sample against the ones
+ * before, a pure function, record.c writes the record file of fts_clock_record, and
+ * attach.c looks for the machine's shared history, converts with it while it is valid,
+ * leaves it, and publishes it for faststamp serve, given what it needs as arguments.
+ * Above it, fresh.c (rule 12) keeps a line from a clock read, renewed after each
+ * sampler round through the hook it gives (fts__clock_on_round); convert.c (rule 11)
+ * and tagged.c (rule 14) convert with what they keep.
  *
  * A sample is one CLOCK_REALTIME read bracketed by two counter reads (the narrowest of
  * a few tries): that is what the history gets. Then come the health reads, one
