@@ -100,7 +100,7 @@ static uint64_t thread_starts;        /* attempts to start the sampler thread */
  * conversion samples when the history is older than this. */
 static uint64_t period_ticks FTS__HOT_DATA;
 static unsigned source_gen;           /* a thread sampling another source stops */
-static int faulted FTS__HOT_DATA;
+static int faulted FTS__HOT_DATA;   /* written under the lock, stored atomically: read without it */
 static uint64_t taken;                /* samples added; read without the lock */
 /* What the process clock judged of its source: forgotten with it (reset_locked). */
 static struct judged {
@@ -193,7 +193,7 @@ static void reset_locked(enum reset what)
 	__atomic_store_n(&period_ticks, 0, __ATOMIC_RELAXED);
 	judged = (struct judged){ 0 };
 	__atomic_store_n(&taken, 0, __ATOMIC_RELAXED);
-	faulted = 0;     /* a new source starts healthy, */
+	__atomic_store_n(&faulted, 0, __ATOMIC_RELAXED);   /* a new source starts healthy, */
 	proof_reset();   /* and unproven */
 	store_choice();
 }
@@ -249,7 +249,7 @@ static void store_choice(void)
 /* New stamps stop using the counter, and the history stops growing. */
 static void fault(const char *why)
 {
-	faulted = 1;
+	__atomic_store_n(&faulted, 1, __ATOMIC_RELAXED);
 	view_changed();
 	snprintf(judged.fault_reason, sizeof(judged.fault_reason), "%s", why);
 	__atomic_store_n(&fts__store_counter, 0, __ATOMIC_RELAXED);
