@@ -3,7 +3,6 @@
  * copy and the process's own, and publishing it (faststamp serve). Owns that state;
  * what it needs of the process clock (clock.c, which calls it under its lock) comes as
  * arguments (attach.h). */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
