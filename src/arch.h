@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "clock.h"
+#include "clk.h"
 
 struct fts__arch {
 	const char *backend;    /* name of the counter backend, "generic" without one */

@@ -1,29 +1,24 @@
 /* attach.c - the machine's shared history (shared.h) in the process clock: looking for
  * it at the first conversion and converting with it while it is valid, leaving it for a
  * copy and the process's own, and publishing it (faststamp serve). Owns that state;
- * the samples, the lock and the source are clock.c's (clock_int.h). */
-#include <errno.h>
-#include <pthread.h>
+ * what it needs of the process clock (clock.c, which calls it under its lock) comes as
+ * arguments (attach.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "attach.h"
 #include "calib.h"
-#include "clock.h"
-#include "clock_int.h"
-#include "convert.h"
 #include "faststamp/config.h"
 #include "histfile.h"
 #include "history.h"
 #include "internal.h"
 #include "shared.h"
+#include "warp.h"
 
 /* The machine's shared history (shared.h), while this process converts with it. */
-static struct fts__shared shared FTS__HOT_DATA;
-static int attached FTS__HOT_DATA;                  /* read with acquire: shared.view is in use */
+struct fts__attached fts__attach FTS__HOT_DATA;
 static int attach_tried;
-static struct fts_calib *frozen[FTS__NCLK] FTS__HOT_DATA;   /* copies of the shared histories, taken on leaving */
 static char shared_path[256];         /* the shared history looked for */
 static char shared_note[240];         /* why it is not used, "" while it is */
 /* A publisher (faststamp serve): the history lies in its sealed memory (shared.h). */
@@ -38,9 +33,9 @@ static void wanted_path(char *path, size_t len)
 	snprintf(path, len, "%s", env && !strcmp(env, "0") ? "" : env && *env ? env : FTS_SHARED_PATH);
 }
 
-/* With lock held, before the first history: use the machine's shared one if
- * FASTSTAMP_SHARED (a path; 0: never) or the default path names a valid one. */
-static void attach(void)
+/* Before the first history: use the machine's shared one if FASTSTAMP_SHARED (a path;
+ * 0: never) or the default path names a valid one. */
+static void attach(const struct fts__attach_clock *c)
 {
 	struct fts__head id;
 	cpu_set_t need;
@@ -53,75 +48,77 @@ static void attach(void)
 		snprintf(shared_note, sizeof(shared_note), "FASTSTAMP_SHARED=0");
 		return;
 	}
-	if (!fts__pc_counter_in_use()) {
+	if (!c->counter_in_use()) {
 		snprintf(shared_note, sizeof(shared_note), "no counter in use");
 		return;
 	}
 	/* The clocksource of the counter's choice: one switched since is the publisher's
 	 * to find (it then stops) and this process's sampler's. */
-	fts__pc_clock_id(&id, 0);
+	c->clock_id(&id, 0);
 	/* the publisher's proof across CPUs stands for this process's, on its CPUs (asked
 	 * of the kernel only where a proof is needed) */
-	with_proof = fts__pc_needs_proof();
+	with_proof = c->needs_proof();
 	if (with_proof)
 		fts__cpus_allowed(&need);
-	if (fts__shared_attach(&shared, shared_path, &id, with_proof ? &need : NULL,
-			       fts__pc_counter(), why, sizeof(why)) < 0) {
+	if (fts__shared_attach(&fts__attach.shared, shared_path, &id, with_proof ? &need : NULL,
+			       c->counter(), why, sizeof(why)) < 0) {
 		snprintf(shared_note, sizeof(shared_note), "%.60s: %.160s", shared_path, why);
 		return;
 	}
 	shared_note[0] = '\0';
-	__atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
-	fts__fresh_drop();
+	__atomic_store_n(&fts__attach.attached, 1, __ATOMIC_RELEASE);
 }
 
-int fts__clock_leave_shared(const char *why)
+int fts__attach_locked(int own, const struct fts__attach_clock *c)
 {
-	int left = 0;
-
-	pthread_mutex_lock(&fts__pc_lock);
-	if (attached) {
-		/* What was converted with it converts the same from the copy. Readers that
-		 * still hold the view read on: the mapping stays. */
-		for (int k = 0; k < FTS__NCLK; k++)
-			if (shared.views[k])
-				frozen[k] = fts__calib_copy(shared.views[k]);
-		snprintf(shared_note, sizeof(shared_note), "left %.60s: %.160s", shared_path, why);
-		__atomic_store_n(&attached, 0, __ATOMIC_RELEASE);
-		fts__fresh_drop();
-		left = 1;
-	}
-	pthread_mutex_unlock(&fts__pc_lock);
-	return left;
+	if (!attach_tried && !own)
+		attach(c);
+	return fts__attach.attached;
 }
 
-
-FTS__HOT const struct fts_calib *fts__clock_history(int k)
+void fts__attach_never(void)
 {
-	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
-		return shared.views[k];
-	return __atomic_load_n(&fts__pc_hists[k], __ATOMIC_ACQUIRE);
+	attach_tried = 1;
 }
 
-FTS__HOT void fts__clock_view(int k, struct fts__clock_view *v)
+int fts__attach_leave_locked(const char *why)
 {
-	v->cur = fts__clock_history(k);
-	v->old = v->cur && v->cur == shared.views[k] ? NULL :
-		 __atomic_load_n(&frozen[k], __ATOMIC_ACQUIRE);
+	if (!fts__attach.attached)
+		return 0;
+	/* What was converted with it converts the same from the copy. Readers that still
+	 * hold the view read on: the mapping stays. */
+	for (int k = 0; k < FTS__NCLK; k++)
+		if (fts__attach.shared.views[k])
+			fts__attach.frozen[k] = fts__calib_copy(fts__attach.shared.views[k]);
+	snprintf(shared_note, sizeof(shared_note), "left %.60s: %.160s", shared_path, why);
+	__atomic_store_n(&fts__attach.attached, 0, __ATOMIC_RELEASE);
+	return 1;
 }
 
-int fts__clock_holds(int k)
+FTS__HOT int fts__attach_covers(uint64_t newest, uint64_t (*counter)(void), char *why, size_t len)
 {
-	return !__atomic_load_n(&attached, __ATOMIC_ACQUIRE) || shared.views[k];
+	return newest <= fts__calib_newest_counter(fts__attach.shared.view) ||
+	       fts__shared_alive(&fts__attach.shared, counter(), why, len);
 }
 
-void fts__clock_sharing(char *source, size_t slen, char *path, size_t plen, char *note,
-			size_t nlen)
+void fts__attach_state(char *proof, size_t len, int64_t *period_ns)
 {
-	int own;
+	const struct fts__shm_head *h = fts__attach.shared.head;
 
-	pthread_mutex_lock(&fts__pc_lock);
-	own = !attached && fts__pc_hists[FTS__CLK_REALTIME];
+	if (!fts__attach.attached)
+		return;
+	if (h->proof == FTS__SHM_PROOF_PROVEN)
+		snprintf(proof, len, "proven by the machine's history's publisher (faststamp serve, "
+			 "pid %d)", (int)h->pid);
+	*period_ns = (int64_t)h->interval_ns;
+}
+
+void fts__attach_sharing(int own, char *source, size_t slen, char *path, size_t plen,
+			 char *note, size_t nlen)
+{
+	int attached = fts__attach.attached;
+
+	own = own && !attached;
 	snprintf(source, slen, "%s", attached ? "shared" : own ? "process" : "");
 	if (attached)
 		snprintf(path, plen, "%s", shared_path);
@@ -132,122 +129,32 @@ void fts__clock_sharing(char *source, size_t slen, char *path, size_t plen, char
 	else
 		path[0] = '\0';
 	snprintf(note, nlen, "%s", shared_note);
-	pthread_mutex_unlock(&fts__pc_lock);
 }
 
 /* ---- faststamp serve -------------------------------------------------------------- */
 
-int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t errlen)
+int fts__attach_serve_open(const char *path, const struct fts__head *id, int64_t interval_ns,
+			   uint32_t dircap, size_t len, void **region, char *err, size_t errlen)
 {
-	struct fts__head id;
-	const cpu_set_t *cpus;
-	char proof[200];
-	uint32_t dircap;
-	size_t len, recs;
-	void *region;
-	int rc;
-
-	if (!FTS__HAVE_COUNTER || !fts__store_counter) {
-		snprintf(err, errlen, "no counter in use, stamps are clock readings: nothing to "
-			 "calibrate (%s)", FTS__HAVE_COUNTER ? fts__backend_choice()->arch.reason
-							       : "a build without a counter");
-		return -1;
-	}
-	fts__pc_clock_id(&id, 1);
-	pthread_mutex_lock(&fts__pc_lock);
-	attach_tried = 1;   /* the publisher never reads another's */
-	if (fts__pc_hists[FTS__CLK_REALTIME] || fts__calib_dims(NULL, &dircap, &len, &recs) < 0) {
-		snprintf(err, errlen, "the process clock is already in use");
-		pthread_mutex_unlock(&fts__pc_lock);
-		return -1;
-	}
-	if (fts__publisher_open(&publisher, path, &id, (uint64_t)interval_ns, dircap, len, FTS__NCLK,
-				&region, err, errlen) < 0) {
-		pthread_mutex_unlock(&fts__pc_lock);
-		return -1;
-	}
-	fts__pc_set_period(interval_ns);
-	for (int k = 0; k < FTS__NCLK; k++) {
-		fts__pc_hists[k] = fts__calib_new_at(NULL, (char *)region + (size_t)k * fts__shm_stride(len), len);
-		if (!fts__pc_hists[k])
-			break;
-	}
-	if (!fts__pc_hists[FTS__NCLK - 1]) {
-		snprintf(err, errlen, "%s", strerror(errno));
-		rc = -1;
-	} else if ((rc = fts__pc_start_locked()) < 0) {
-		snprintf(err, errlen, "the first samples: %s", strerror(-rc));
-	} else if (fts__pc_proof(&cpus, proof, sizeof(proof)) < 0) {
-		snprintf(err, errlen, "the counter across CPUs: %s", proof);
-		rc = -1;
-	} else {
-		fts__publisher_proof(&publisher, cpus, fts__pc_own_skew_ns());
-		fts__publisher_beat(&publisher, fts__pc_counter());
-		rc = fts__publisher_show(&publisher, err, errlen);
-	}
-	if (rc < 0)
-		fts__publisher_close(&publisher, FTS__SHM_STOPPED, err);
-	pthread_mutex_unlock(&fts__pc_lock);
-	return rc < 0 ? -1 : 0;
+	return fts__publisher_open(&publisher, path, id, (uint64_t)interval_ns, dircap, len,
+				   FTS__NCLK, region, err, errlen);
 }
 
-int fts__clock_serve_news(unsigned *seq, char *buf, size_t len, int *failed)
+int fts__attach_serve_show(const cpu_set_t *cpus, int64_t skew_ns, uint64_t counter, char *err,
+			   size_t errlen)
 {
-	return fts__publisher_news(&publisher, seq, buf, len, failed);
+	fts__publisher_proof(&publisher, cpus, skew_ns);
+	fts__publisher_beat(&publisher, counter);
+	return fts__publisher_show(&publisher, err, errlen);
 }
 
-void fts__clock_serve_stop(const char *why)
+void fts__attach_serve_stop(const char *why)
 {
-	pthread_mutex_lock(&fts__pc_lock);
 	if (publisher.head)
 		fts__publisher_close(&publisher, FTS__SHM_STOPPED, why);
-	pthread_mutex_unlock(&fts__pc_lock);
 }
 
-int fts__attach_locked(int own)
-{
-	if (!attach_tried && !own)
-		attach();
-	return attached;
-}
-
-void fts__attach_never(void)
-{
-	attach_tried = 1;
-}
-
-FTS__HOT int fts__attach_in_use(void)
-{
-	return __atomic_load_n(&attached, __ATOMIC_ACQUIRE);
-}
-
-FTS__HOT int fts__attach_covers(uint64_t newest)
-{
-	char why[160];
-
-	if (newest <= fts__calib_newest_counter(shared.view) ||
-	    fts__shared_alive(&shared, fts__pc_counter(), why, sizeof(why)))
-		return 1;
-	fts__clock_leave_shared(why);
-	return 0;
-}
-
-FTS__HOT int64_t fts__attach_skew_ns(void)
-{
-	return shared.head->skew_ns;
-}
-
-void fts__attach_state(char *proof, size_t len, int64_t *period_ns)
-{
-	if (!attached)
-		return;
-	if (shared.head->proof == FTS__SHM_PROOF_PROVEN)
-		snprintf(proof, len, "proven by the machine's history's publisher (faststamp serve, "
-			 "pid %d)", (int)shared.head->pid);
-	*period_ns = (int64_t)shared.head->interval_ns;
-}
-
-void fts__serve_round(int faulted, const char *why, uint64_t counter)
+void fts__attach_serve_round(int faulted, const char *why, uint64_t counter)
 {
 	if (!publisher.head)
 		return;
@@ -257,7 +164,12 @@ void fts__serve_round(int faulted, const char *why, uint64_t counter)
 		fts__publisher_beat(&publisher, counter);
 }
 
-int fts__serving(void)
+int fts__attach_serving(void)
 {
 	return publisher.head != NULL;
+}
+
+int fts__attach_serve_news(unsigned *seq, char *buf, size_t len, int *failed)
+{
+	return fts__publisher_news(&publisher, seq, buf, len, failed);
 }

@@ -1,13 +1,16 @@
 /* clock.c - feeding the process history: samples, health checks, the sampler thread.
  *
- * The process clock is a few files around this one, each with one concern (their
- * interfaces: clock.h, and clock_int.h between them): clock.c takes the samples (a
- * bracket of each clock), keeps a history of each clock and runs the sampler thread;
- * hwsource.c is the machine's source (the counter and the clocks); health.c judges a
- * sample against the ones before, a pure function; record.c writes the record file of
- * fts_clock_record; attach.c looks for the machine's shared history, converts with it
- * while it is valid, leaves it, and publishes it for faststamp serve. convert.c (rules
- * 11-12) and tagged.c (rule 14) convert with what they keep.
+ * The process clock is a few files around this one, each with one concern and its own
+ * header, and dependencies run one way (scripts/depgraph): clock.c takes the samples (a
+ * bracket of each clock), keeps a history of each clock, runs the sampler thread and
+ * owns the lock and the view conversions use; below it, hwsource.c is the machine's
+ * source (the counter and the clocks), health.c judges a sample against the ones
+ * before, a pure function, record.c writes the record file of fts_clock_record, and
+ * attach.c looks for the machine's shared history, converts with it while it is valid,
+ * leaves it, and publishes it for faststamp serve, given what it needs as arguments.
+ * Above it, fresh.c (rule 12) keeps a line from a clock read, renewed after each
+ * sampler round through the hook it gives (fts__clock_on_round); convert.c (rule 11)
+ * and tagged.c (rule 14) convert with what they keep.
  *
  * A sample is one CLOCK_REALTIME read bracketed by two counter reads (the narrowest of
  * a few tries): that is what the history gets. Then come the health reads, one
@@ -68,8 +71,7 @@
 #include "backend.h"
 #include "calib.h"
 #include "clock.h"
-#include "clock_int.h"
-#include "convert.h"
+#include "attach.h"
 #include "freq.h"
 #include "now.h"
 #include "sysfs.h"
@@ -79,17 +81,16 @@
 #define SAMPLER_PERIOD_NS 100000000   /* background sampler period */
 #define SAMPLER_IDLE_ROUNDS 100       /* 10 s without conversions: the thread exits */
 #define SAMPLE_TRIES 5                /* keep the narrowest of this many brackets */
-#define FRESH_TRIES 3                 /* and of this many for rule 12's line */
 #define RETRY_MIN_NS 1000000000       /* a failed thread start is retried after 1 s, */
 #define RETRY_MAX_NS 64000000000      /* doubling up to 64 s */
 
-pthread_mutex_t fts__pc_lock = PTHREAD_MUTEX_INITIALIZER; /* all state below, and attach.c's */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* all state below, and attach.c's */
 static struct fts__source src = { .counter = fts__hw_counter, .realtime = fts__hw_realtime,
 				  .clocks = fts__hw_clocks, .read = fts__hw_clock, .epoch = fts__hw_epoch };
 /* One history a clock (enum fts__clk), fed by the same samples; set once, read with
  * acquire. hist is CLOCK_REALTIME's, the one the process clock is judged by. */
-struct fts_calib *fts__pc_hists[FTS__NCLK] FTS__HOT_DATA;
-#define hist fts__pc_hists[FTS__CLK_REALTIME]
+static struct fts_calib *hists[FTS__NCLK] FTS__HOT_DATA;
+#define hist hists[FTS__CLK_REALTIME]
 static int64_t period_ns = SAMPLER_PERIOD_NS;
 static int used FTS__HOT_DATA;                      /* a conversion happened since the last round */
 static int running FTS__HOT_DATA;                   /* the sampler thread of this source exists */
@@ -100,7 +101,7 @@ static uint64_t thread_starts;        /* attempts to start the sampler thread */
  * conversion samples when the history is older than this. */
 static uint64_t period_ticks FTS__HOT_DATA;
 static unsigned source_gen;           /* a thread sampling another source stops */
-static int faulted FTS__HOT_DATA;
+static int faulted FTS__HOT_DATA;   /* written under the lock, stored atomically: read without it */
 static uint64_t taken;                /* samples added; read without the lock */
 /* What the process clock judged of its source: forgotten with it (reset_locked). */
 static struct judged {
@@ -133,15 +134,23 @@ static struct proof {
 	char text[200];
 } proof;
 static int64_t skew_ns FTS__HOT_DATA;      /* fts__clock_skew_ns(); read without the lock */
+unsigned fts__clock_generation FTS__HOT_DATA;   /* fts__clock_gen() */
+static void (*after_round)(void);   /* fts__clock_on_round() */
+
+/* What conversions see changed: a line made from it before (fresh.h) is not used. */
+static void view_changed(void)
+{
+	__atomic_fetch_add(&fts__clock_generation, 1, __ATOMIC_RELEASE);
+}
 
 static int needs_proof(void);
 static enum fts__relation relation(void);
 
-/* New offsets between CPUs: the fresh line (convert.c) holds the old ones. */
+/* New offsets between CPUs: rule 12's line (fresh.c) holds the old ones. */
 static void skew_set(int64_t v)
 {
 	__atomic_store_n(&skew_ns, v, __ATOMIC_RELAXED);
-	fts__fresh_drop();
+	view_changed();
 }
 
 /* With lock held: the proof as the source starts, needed or not. */
@@ -177,15 +186,15 @@ static void reset_locked(enum reset what)
 		alive = 0;   /* threads do not survive fork */
 		return;
 	}
-	fts__fresh_drop();
+	view_changed();
 	source_gen++;   /* a sampler thread of the old source stops when it wakes */
 	for (int k = 0; k < FTS__NCLK; k++)
-		if (fts__pc_hists[k])
-			fts__calib_reset(fts__pc_hists[k]);
+		if (hists[k])
+			fts__calib_reset(hists[k]);
 	__atomic_store_n(&period_ticks, 0, __ATOMIC_RELAXED);
 	judged = (struct judged){ 0 };
 	__atomic_store_n(&taken, 0, __ATOMIC_RELAXED);
-	faulted = 0;     /* a new source starts healthy, */
+	__atomic_store_n(&faulted, 0, __ATOMIC_RELAXED);   /* a new source starts healthy, */
 	proof_reset();   /* and unproven */
 	store_choice();
 }
@@ -195,17 +204,17 @@ static void reset_locked(enum reset what)
  * lock across every write; fork takes it first. */
 static void before_fork(void)
 {
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 }
 
 static void after_fork_parent(void)
 {
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 }
 
 static void after_fork_child(void)
 {
-	pthread_mutex_init(&fts__pc_lock, NULL);
+	pthread_mutex_init(&lock, NULL);
 	reset_locked(RESET_THREADS);
 	fts__record_drop_inherited();
 }
@@ -241,8 +250,8 @@ static void store_choice(void)
 /* New stamps stop using the counter, and the history stops growing. */
 static void fault(const char *why)
 {
-	faulted = 1;
-	fts__fresh_drop();
+	__atomic_store_n(&faulted, 1, __ATOMIC_RELAXED);
+	view_changed();
 	snprintf(judged.fault_reason, sizeof(judged.fault_reason), "%s", why);
 	__atomic_store_n(&fts__store_counter, 0, __ATOMIC_RELAXED);
 }
@@ -298,7 +307,6 @@ static int prove_locked(void)
 }
 
 static long double ns_of(uint64_t ticks);
-static void fresh_rebase(void);
 
 /* With lock held: the bound's share for offsets between CPUs grows to ns (it never
  * shrinks: stamps taken before keep theirs covered). */
@@ -470,11 +478,11 @@ static int sample_locked(const char *why)
 	if (faulted)
 		return -EIO;
 	for (int k = 0; k < FTS__NCLK; k++) {
-		if (!fts__pc_hists[k]) {
+		if (!hists[k]) {
 			struct fts_calib *c = fts_calib_new();
 			if (!c)
 				return -ENOMEM;
-			__atomic_store_n(&fts__pc_hists[k], c, __ATOMIC_RELEASE);
+			__atomic_store_n(&hists[k], c, __ATOMIC_RELEASE);
 		}
 	}
 	if ((rc = take(&s)) < 0)
@@ -510,7 +518,7 @@ static int sample_locked(const char *why)
 	    v == FTS__HEALTHY)
 		return -EAGAIN;
 	for (int k = FTS__CLK_REALTIME + 1; v != FTS__FAULT_DROP && k < FTS__NCLK; k++)
-		fts__calib_add_sample(fts__pc_hists[k], s.k[k].b, s.k[k].ns, s.k[k].a, steps >> k & 1);
+		fts__calib_add_sample(hists[k], s.k[k].b, s.k[k].ns, s.k[k].a, steps >> k & 1);
 	if (v != FTS__FAULT_DROP)
 		fts__record_sample(&s, steps);
 	if (e.step)
@@ -552,9 +560,9 @@ static int switched_locked(char *why, size_t len)
 int fts__clock_sample(void)
 {
 	int rc;
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	rc = sample_locked(NULL);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	return rc;
 }
 
@@ -570,18 +578,18 @@ static int round_locked(const char *why)
 int fts__clock_round(void)
 {
 	int rc;
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	rc = round_locked(NULL);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	return rc;
 }
 
 int fts__clock_prove(void)
 {
 	int rc;
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	rc = prove_locked();
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	return rc;
 }
 
@@ -597,10 +605,10 @@ int fts__clock_watch(void)
 	char why[128];
 	int rc = 0;
 
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	if (switched_locked(why, sizeof(why)))
 		rc = sample_locked(why);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	return rc == -EIO ? -EIO : 0;
 }
 
@@ -675,11 +683,11 @@ static void *sampler(void *arg)
 			src.wait(src.ctx, SAMPLER_PERIOD_NS);
 		else
 			stepped = step_wait(&fd, due < beat ? due : beat);
-		pthread_mutex_lock(&fts__pc_lock);
+		pthread_mutex_lock(&lock);
 		/* A conversion since the last round, a record to keep, or a history to
 		 * publish: not idle. */
 		if (__atomic_exchange_n(&used, 0, __ATOMIC_RELAXED) || fts__record_on() || fts__record_tapping() ||
-		    fts__serving())
+		    fts__attach_serving())
 			idle = 0;
 		else
 			idle++;
@@ -687,7 +695,7 @@ static void *sampler(void *arg)
 			if (gen == source_gen)   /* else a new source may have its own thread */
 				__atomic_store_n(&running, 0, __ATOMIC_RELAXED);
 			alive--;
-			pthread_mutex_unlock(&fts__pc_lock);
+			pthread_mutex_unlock(&lock);
 			if (fd >= 0)
 				close(fd);
 			return NULL;
@@ -697,15 +705,16 @@ static void *sampler(void *arg)
 			now = due;   /* never fails; were it to, a sample a period */
 		if (src.wait || stepped || switched || now >= due) {
 			round_locked(switched ? why : NULL);
-			fresh_rebase();
+			if (after_round)
+				after_round();
 			if (now >= due)   /* the next on the grid; none to catch up */
 				due = now - due >= period_ns ? now + period_ns : due + period_ns;
 		}
 		beat = now + FTS__SHM_BEAT_NS;
-		fts__serve_round(faulted, judged.fault_reason, src.counter(src.ctx));
+		fts__attach_serve_round(faulted, judged.fault_reason, src.counter(src.ctx));
 		if (fts__now(CLOCK_MONOTONIC, &now) == 0 && fts__record_due(now))
 			fts__record_flush();
-		pthread_mutex_unlock(&fts__pc_lock);
+		pthread_mutex_unlock(&lock);
 	}
 }
 
@@ -774,6 +783,48 @@ static int start_locked(void)
 	return 0;
 }
 
+/* ---- what attach.c asks of the process clock ------------------------------------- */
+
+static int counter_in_use(void)
+{
+	return src.counter == fts__hw_counter && FTS__HAVE_COUNTER && fts__store_counter && !faulted;
+}
+
+FTS__HOT static uint64_t counter_now(void)
+{
+	return src.counter(src.ctx);
+}
+
+static void clock_id(struct fts__head *h, int with_hz);
+
+static const struct fts__attach_clock attach_clock = {
+	.counter_in_use = counter_in_use, .clock_id = clock_id, .needs_proof = needs_proof,
+	.counter = counter_now,
+};
+
+/* With lock held, before a history is made: the first call looks for the machine's
+ * shared history. 1 while the process uses it. */
+static int attach_locked(void)
+{
+	int was = fts__attach_in_use(), now = fts__attach_locked(hist != NULL, &attach_clock);
+
+	if (now && !was)
+		view_changed();
+	return now;
+}
+
+/* In use: do its samples reach newest, or is its publisher alive? 1; else 0, and the
+ * process has left it. */
+FTS__HOT static int attach_covers(uint64_t newest)
+{
+	char why[160];
+
+	if (fts__attach_covers(newest, counter_now, why, sizeof(why)))
+		return 1;
+	fts__clock_leave_shared(why);
+	return 0;
+}
+
 FTS__HOT static void note_use(void)
 {
 	if (!__atomic_load_n(&used, __ATOMIC_RELAXED))
@@ -806,7 +857,7 @@ FTS__HOT int fts__clock_prepare(uint64_t newest)
 	note_use();
 	/* stamps the shared history holds convert whatever its publisher does; a newer
 	 * one needs it alive */
-	if (fts__attach_in_use() && fts__attach_covers(newest))
+	if (fts__attach_in_use() && attach_covers(newest))
 		return 0;
 	/* The common case in two loads: a history kept fresh by the sampler thread; without
 	 * the thread, one counter read more tells whether the history is due for a sample. */
@@ -814,16 +865,16 @@ FTS__HOT int fts__clock_prepare(uint64_t newest)
 	    (__atomic_load_n(&running, __ATOMIC_RELAXED) ||
 	     src.counter(src.ctx) <= c1 + __atomic_load_n(&period_ticks, __ATOMIC_RELAXED)))
 		return 0;
-	pthread_mutex_lock(&fts__pc_lock);
-	if (fts__attach_locked(hist != NULL)) {
-		pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
+	if (attach_locked()) {
+		pthread_mutex_unlock(&lock);
 		return 0;
 	}
 	rc = start_locked();
 	/* Another thread may have sampled while we waited. */
 	if (rc == 0 && !running && fts__calib_newest_counter(hist) == c1)
 		rc = sample_locked(NULL);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	/* A failed refresh still leaves an extrapolation, if there is a history. */
 	if (rc < 0 && fts_calib_count(fts__clock_history(FTS__CLK_REALTIME)) >= 2)
 		rc = 0;
@@ -832,8 +883,8 @@ FTS__HOT int fts__clock_prepare(uint64_t newest)
 
 /* A clock read now, bracketed by counter reads, as a line at the tail's band: what the
  * clock read at a counter value before it lies within its bound, if the clock kept the
- * band since (the bridge in convert.c). */
-FTS__HOT static int fresh_read(int k, const struct fts__line *tail, struct fts__line *m)
+ * band since (the bridge, rule 11). */
+FTS__HOT static int read_line(int k, const struct fts__line *tail, struct fts__line *m)
 {
 	uint64_t b, a;
 	int64_t rt;
@@ -865,20 +916,6 @@ FTS__HOT static int fresh_read(int k, const struct fts__line *tail, struct fts__
 	return 0;
 }
 
-/* Is this read's bound narrow enough to serve the next stamps (rule 12)? Within twice
- * the narrowest seen: the first read after idle is slow, its bracket wide, and a line
- * through it would carry that uncertainty for milliseconds. */
-FTS__HOT static int fresh_narrow(int k, uint64_t err)
-{
-	static uint64_t narrowest[FTS__NCLK] FTS__HOT_DATA = {
-		UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX };
-	uint64_t n = __atomic_load_n(&narrowest[k], __ATOMIC_RELAXED);
-
-	if (err < n)
-		__atomic_store_n(&narrowest[k], n = err, __ATOMIC_RELAXED);
-	return err <= 2 * n;
-}
-
 FTS__HOT int fts__clock_epoch(int64_t *e)
 {
 	return src.epoch && src.epoch(src.ctx, e) == 0 ? 0 : -1;
@@ -892,94 +929,32 @@ uint64_t fts__clock_counter_now(void)
 FTS__HOT int fts__clock_read(int k, const struct fts__line *fwd, struct fts__line *m)
 {
 	/* a counter found faulty is not read again */
-	return __atomic_load_n(&faulted, __ATOMIC_RELAXED) ? -1 : fresh_read(k, fwd, m);
+	return __atomic_load_n(&faulted, __ATOMIC_RELAXED) ? -1 : read_line(k, fwd, m);
 }
 
-FTS__HOT void fts__clock_line(int k, const struct fts__line *fwd, const struct fts__line *rate,
-			      const struct fts__line *m, unsigned gen, uint64_t chain_end)
+int fts__clock_sample_to(int k, const struct fts_calib *h, uint64_t x)
 {
-	struct fts__line best, again;
-	int64_t epoch;
-
-	/* The epoch before the reads the line is made from: the first read after idle
-	 * (not narrow, so no line) reads no more than the clock. The line serves
-	 * milliseconds of stamps: the narrowest of a few reads. */
-	if (!fresh_narrow(k, m->err) || fts__clock_epoch(&epoch) < 0)
-		return;
-	best.err = UINT64_MAX;
-	for (int i = 0; i < FRESH_TRIES; i++)
-		if (fresh_read(k, fwd, &again) == 0 && again.err < best.err)
-			best = again;
-	if (best.err != UINT64_MAX && fresh_narrow(k, best.err))
-		fts__fresh_publish(k, fwd, rate, &best, epoch, fts__clock_skew_ns(), gen, chain_end);
+	if (h != hists[k])
+		return 0;
+	pthread_mutex_lock(&lock);
+	if (fts__calib_newest_counter(hists[k]) < x)
+		sample_locked(NULL);
+	pthread_mutex_unlock(&lock);
+	return 1;
 }
 
-/* The sampler after each round: rule 12's line from each clock's new tail, so that
- * conversions renew it (convert.c) without the history's pages. */
-static void fresh_rebase(void)
+void fts__clock_on_round(void (*fn)(void))
 {
-	for (int k = 0; k < FTS__NCLK; k++) {
-		const struct fts_calib *h = fts__clock_history(k);
-		unsigned gen = fts__fresh_gen();
-		struct fts__line tail, m, seg;
-		int64_t p, bound;
-		uint64_t newest;
-
-		if (!h || __atomic_load_n(&faulted, __ATOMIC_RELAXED) ||
-		    !(newest = fts__calib_newest_counter(h)) ||
-		    fts__calib_find(h, newest + 1, &tail) != 1 || fresh_read(k, &tail, &m) < 0 ||
-		    fts__line_convert(&tail, 1, m.c0, &p, &bound) < 0 ||
-		    (p > m.r0 ? p - m.r0 : m.r0 - p) > bound + (int64_t)m.err)
-			continue;
-		fts__clock_line(k, &tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL, &m,
-				gen, 0);
-	}
-}
-
-FTS__HOT int fts__clock_fresh(int k, uint64_t x, struct fts__line *m)
-{
-	const struct fts_calib *h = fts__clock_history(k);
-	struct fts__line tail;
-	int64_t p, bound;
-
-	for (int round = 0; h; round++) {
-		/* what the fresh line is made from is looked at after this (convert.c) */
-		unsigned gen = fts__fresh_gen();
-		int kept;
-
-		/* a counter found faulty is not read again: the tail alone */
-		if (__atomic_load_n(&faulted, __ATOMIC_RELAXED) ||
-		    fts__calib_find(h, x, &tail) <= 0 || fresh_read(k, &tail, m) < 0)
-			return 0;   /* inside the history; or nothing to read: the tail alone */
-		/* Did the clock keep the extrapolation? Then the bridge's estimate is the tail's,
-		 * and the read serves the stamps after it (rule 12). */
-		if (fts__line_convert(&tail, 1, m->c0, &p, &bound) < 0)
-			return 1;
-		kept = (p > m->r0 ? p - m->r0 : m->r0 - p) <= bound + (int64_t)m->err;
-		if (kept) {
-			struct fts__line seg;
-			fts__clock_line(k, &tail, fts__calib_find(h, tail.c0, &seg) == 0 ? &seg : NULL,
-					m, gen, 0);
-		}
-		if (kept || round || h != fts__pc_hists[k])
-			return 1;
-		/* It left it (a step, a new rate): a sample now, so that x lies inside the
-		 * history, between samples that hold the change. */
-		pthread_mutex_lock(&fts__pc_lock);
-		if (fts__calib_newest_counter(fts__pc_hists[k]) < x)
-			sample_locked(NULL);
-		pthread_mutex_unlock(&fts__pc_lock);
-	}
-	return 0;
+	after_round = fn;
 }
 
 int fts_clock_start(void)
 {
 	int rc = 0;
-	pthread_mutex_lock(&fts__pc_lock);
-	if (!fts__attach_locked(hist != NULL))
+	pthread_mutex_lock(&lock);
+	if (!attach_locked())
 		rc = start_locked();
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	note_use();
 	if (rc < 0)
 		return fts__fail(-rc);
@@ -996,7 +971,7 @@ int fts_clock_save(int fd)
 	if (fd < 0)
 		return fts__fail(EINVAL);
 	clock_id(&h, 1);   /* outside the lock: it may measure the frequency (10 ms) */
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	{
 		/* every clock's, at one sample (under the lock the sampler adds under); an
 		 * earlier build's shared history holds CLOCK_REALTIME's alone */
@@ -1005,7 +980,7 @@ int fts_clock_save(int fd)
 			c[k] = fts__clock_history(k);
 		rc = fts__calib_save_clocks(c, fd, &h);
 	}
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	return rc < 0 ? fts__fail(-rc) : 0;
 }
 
@@ -1016,21 +991,21 @@ int fts_clock_record(const char *path)
 	int busy, rc = 0;
 
 	if (!path) {
-		pthread_mutex_lock(&fts__pc_lock);
+		pthread_mutex_lock(&lock);
 		/* a last sample, so that every stamp stored while recording lies inside what
 		 * the file holds, not past its end (a failed one leaves the file as it was) */
 		if (fts__record_on())
 			(void)sample_locked(NULL);
 		rc = fts__record_stop();
-		pthread_mutex_unlock(&fts__pc_lock);
+		pthread_mutex_unlock(&lock);
 		return rc ? fts__fail(rc) : 0;
 	}
 	/* Without a counter (a build without one, or the generic backend chosen at
 	 * start), stamps are clock readings: there is nothing to record. */
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	rc = src.counter == fts__hw_counter && (!FTS__HAVE_COUNTER || !fts__backend_choice()->store_counter);
 	busy = fts__record_on();
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	if (rc)
 		return fts__fail(ENOTSUP);
 	if (busy)   /* before the file is touched: a refused call leaves nothing behind */
@@ -1040,7 +1015,7 @@ int fts_clock_record(const char *path)
 	clock_id(&h, 1);
 	if ((rc = fts__record_open(path, &h, &f)) != 0)
 		return fts__fail(rc);
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	if ((rc = fts__record_begin(&f)) == 0) {
 		/* calibrated at once, and a first sample in the file taken now, so that
 		 * every stamp stored from now on lies inside what the file holds */
@@ -1052,7 +1027,7 @@ int fts_clock_record(const char *path)
 		if (rc)
 			fts__record_abandon(&f);
 	}
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	if (rc)
 		fts__record_undo(&f);
 	note_use();
@@ -1071,15 +1046,15 @@ int fts__clock_tap_start(struct fts__head *h)
 {
 	int rc = 0, use;
 
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	use = counter_in_use_locked();
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	clock_id(h, use);
 	if (!use)
 		return 0;
 	/* a trace converts with this process's own samples, as a record does */
 	fts__clock_leave_shared("tracing with fts_trace_start");
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	fts__attach_never();
 	fts__record_tap(1);
 	/* two samples in the trace: with them alone it converts every stamp after */
@@ -1095,7 +1070,7 @@ int fts__clock_tap_start(struct fts__head *h)
 	}
 	if (rc)
 		fts__record_tap(0);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	note_use();
 	return rc;
 }
@@ -1104,33 +1079,33 @@ size_t fts__clock_tap_take(unsigned char **buf, int sample)
 {
 	size_t n;
 
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	if (sample && fts__record_tapping())
 		sample_locked(NULL);
 	n = fts__record_tap_take(buf);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 	return n;
 }
 
 void fts__clock_tap_stop(void)
 {
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	fts__record_tap(0);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 }
 
 /* ---- the seam for tests, and state for fts_get_info ------------------------------- */
 
 void fts__clock_set_source(const struct fts__source *s)
 {
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	src = s ? *s : fts__hw_source;
 	if (!src.clocks)
 		src.clocks = fts__hw_clocks;
 	if (!src.read)
 		src.read = fts__hw_clock;
 	reset_locked(RESET_SOURCE);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 }
 
 FTS__HOT int fts__clock_uses_hw(void)
@@ -1140,7 +1115,7 @@ FTS__HOT int fts__clock_uses_hw(void)
 
 void fts__clock_state(struct fts__clock_state *st)
 {
-	pthread_mutex_lock(&fts__pc_lock);
+	pthread_mutex_lock(&lock);
 	st->samples_taken = taken;
 	st->running = running;
 	st->threads = alive;
@@ -1155,7 +1130,7 @@ void fts__clock_state(struct fts__clock_state *st)
 	st->skew_ns = fts__clock_skew_ns();
 	st->period_ns = period_ns;
 	fts__attach_state(st->proof, sizeof(st->proof), &st->period_ns);
-	pthread_mutex_unlock(&fts__pc_lock);
+	pthread_mutex_unlock(&lock);
 }
 
 uint64_t fts__clock_samples_taken(void)
@@ -1163,49 +1138,105 @@ uint64_t fts__clock_samples_taken(void)
 	return __atomic_load_n(&taken, __ATOMIC_RELAXED);
 }
 
-/* ---- for attach.c (clock_int.h) ------------------------------------------------------ */
+/* ---- the machine's shared history (attach.c) ------------------------------------ */
 
-uint64_t fts__pc_counter(void)
+FTS__HOT const struct fts_calib *fts__clock_history(int k)
 {
-	return src.counter(src.ctx);
+	if (fts__attach_in_use())
+		return fts__attach_view(k);
+	return __atomic_load_n(&hists[k], __ATOMIC_ACQUIRE);
 }
 
-int fts__pc_counter_in_use(void)
+FTS__HOT void fts__clock_view(int k, struct fts__clock_view *v)
 {
-	return src.counter == fts__hw_counter && FTS__HAVE_COUNTER && fts__store_counter && !faulted;
+	v->cur = fts__clock_history(k);
+	v->old = v->cur && v->cur == fts__attach_view(k) ? NULL : fts__attach_frozen(k);
 }
 
-void fts__pc_clock_id(struct fts__head *h, int with_hz)
+int fts__clock_holds(int k)
 {
-	clock_id(h, with_hz);
+	return !fts__attach_in_use() || fts__attach_view(k);
 }
 
-int fts__pc_needs_proof(void)
+int fts__clock_leave_shared(const char *why)
 {
-	return needs_proof();
+	int left;
+
+	pthread_mutex_lock(&lock);
+	if ((left = fts__attach_leave_locked(why)))
+		view_changed();
+	pthread_mutex_unlock(&lock);
+	return left;
 }
 
-int fts__pc_start_locked(void)
+void fts__clock_sharing(char *source, size_t slen, char *path, size_t plen, char *note,
+			size_t nlen)
 {
-	return start_locked();
+	pthread_mutex_lock(&lock);
+	fts__attach_sharing(hist != NULL, source, slen, path, plen, note, nlen);
+	pthread_mutex_unlock(&lock);
 }
 
-int fts__pc_proof(const cpu_set_t **cpus, char *why, size_t len)
+int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t errlen)
 {
-	if (proof.state == PROOF_WARPED || proof.state == PROOF_NO_RUN) {
-		snprintf(why, len, "%s", proof.text);
+	struct fts__head id;
+	const cpu_set_t *cpus;
+	uint32_t dircap;
+	size_t len, recs;
+	void *region;
+	int rc;
+
+	if (!FTS__HAVE_COUNTER || !fts__store_counter) {
+		snprintf(err, errlen, "no counter in use, stamps are clock readings: nothing to "
+			 "calibrate (%s)", FTS__HAVE_COUNTER ? fts__backend_choice()->arch.reason
+							       : "a build without a counter");
 		return -1;
 	}
-	*cpus = proof.state == PROOF_DONE ? &proof.cpus : NULL;
-	return 0;
+	clock_id(&id, 1);
+	pthread_mutex_lock(&lock);
+	fts__attach_never();   /* the publisher never reads another's */
+	if (hist || fts__calib_dims(NULL, &dircap, &len, &recs) < 0) {
+		snprintf(err, errlen, "the process clock is already in use");
+		pthread_mutex_unlock(&lock);
+		return -1;
+	}
+	if (fts__attach_serve_open(path, &id, interval_ns, dircap, len, &region, err, errlen) < 0) {
+		pthread_mutex_unlock(&lock);
+		return -1;
+	}
+	period_ns = interval_ns;
+	for (int k = 0; k < FTS__NCLK; k++) {
+		hists[k] = fts__calib_new_at(NULL, (char *)region + (size_t)k * fts__shm_stride(len), len);
+		if (!hists[k])
+			break;
+	}
+	if (!hists[FTS__NCLK - 1]) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		rc = -1;
+	} else if ((rc = start_locked()) < 0) {
+		snprintf(err, errlen, "the first samples: %s", strerror(-rc));
+	} else if (proof.state == PROOF_WARPED || proof.state == PROOF_NO_RUN) {
+		snprintf(err, errlen, "the counter across CPUs: %s", proof.text);
+		rc = -1;
+	} else {
+		cpus = proof.state == PROOF_DONE ? &proof.cpus : NULL;
+		rc = fts__attach_serve_show(cpus, __atomic_load_n(&skew_ns, __ATOMIC_RELAXED),
+					    src.counter(src.ctx), err, errlen);
+	}
+	if (rc < 0)
+		fts__attach_serve_stop(err);
+	pthread_mutex_unlock(&lock);
+	return rc < 0 ? -1 : 0;
 }
 
-int64_t fts__pc_own_skew_ns(void)
+int fts__clock_serve_news(unsigned *seq, char *buf, size_t len, int *failed)
 {
-	return __atomic_load_n(&skew_ns, __ATOMIC_RELAXED);
+	return fts__attach_serve_news(seq, buf, len, failed);
 }
 
-void fts__pc_set_period(int64_t ns)
+void fts__clock_serve_stop(const char *why)
 {
-	period_ns = ns;
+	pthread_mutex_lock(&lock);
+	fts__attach_serve_stop(why);
+	pthread_mutex_unlock(&lock);
 }

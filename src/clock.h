@@ -9,83 +9,10 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "clk.h"
+#include "hwsource.h"
 #include "internal.h"
-#include "warp.h"
 
-/* How the kernel's clocksource stands to the counter. */
-enum fts__relation {
-	FTS__CS_IS_COUNTER,     /* it is the counter (tsc, arch_sys_counter): the kernel
-				 * vouches for it on every CPU */
-	FTS__CS_FROM_COUNTER,   /* computed from it by a scale (kvm-clock, Hyper-V's TSC
-				 * page, xen): faststamp proves it across CPUs, and
-				 * CLOCK_MONOTONIC_RAW follows it closely on every CPU */
-	FTS__CS_OTHER,          /* another clock (hpet, acpi_pm): only a forced counter is
-				 * used there, proven across CPUs */
-};
-/* The clocks a stamp converts to (fts_convert_clock): each has its own history in the
- * process clock, fed by the same samples. */
-enum fts__clk {
-	FTS__CLK_REALTIME, FTS__CLK_TAI, FTS__CLK_MONOTONIC, FTS__CLK_BOOTTIME, FTS__CLK_RAW,
-	FTS__NCLK
-};
-/* The index of clock id, or -1 for a clock stamps do not convert to. */
-int fts__clk_of(clockid_t id);
-/* The clock id of index k. */
-clockid_t fts__clk_id(int k);
-/* The health reads of a sample, in this order. */
-struct fts__clocks {
-	int64_t rt, mono, boot, raw;   /* REALTIME, MONOTONIC, BOOTTIME, MONOTONIC_RAW ns */
-	int64_t tai;                   /* CLOCK_TAI ns */
-};
-struct fts__source {
-	/* Counter for sampling, ordered like store_fast_timestamp() reads it. */
-	uint64_t (*counter)(void *ctx);
-	/* CLOCK_REALTIME in ns; 0 or a negative errno. Read inside the counter bracket. */
-	int (*realtime)(void *ctx, int64_t *ns);
-	/* The health reads, right after; NULL: the real clocks. 0 or a negative errno. */
-	int (*clocks)(void *ctx, struct fts__clocks *v);
-	/* Clock k (enum fts__clk, not FTS__CLK_REALTIME) in ns, read inside a counter
-	 * bracket of its own; NULL: the real clocks. 0 or a negative errno. */
-	int (*read)(void *ctx, int k, int64_t *ns);
-	/* Wait about ns (the sampler's period). NULL: until the period's deadline on
-	 * CLOCK_MONOTONIC, or until a timerfd with TFD_TIMER_CANCEL_ON_SET fires. */
-	void (*wait)(void *ctx, int64_t ns);
-	/* Sleep for about ns (first calibration); NULL: the real clock. */
-	void (*sleep)(void *ctx, int64_t ns);
-	/* The kernel's current clocksource; NULL: read sysfs. 0 or negative errno. */
-	int (*clocksource)(void *ctx, char *out, size_t len);
-	/* The counter across CPUs, for a source whose relation is not FTS__CS_IS_COUNTER:
-	 * the CPUs it may be read on (NULL: this process's, fts__cpus_allowed); the warp
-	 * test over them (NULL: fts__warp_measure with real threads); move the sampler to
-	 * one of them (NULL: pin the calling thread). 0 or a negative errno. */
-	int (*cpus)(void *ctx, cpu_set_t *set);
-	int (*warp)(void *ctx, const cpu_set_t *cpus, struct fts__warp *w);
-	int (*migrate)(void *ctx, int cpu);
-	/* The kernel's timekeeping epoch: a value that changes at every update of how it
-	 * computes CLOCK_REALTIME from its clocksource (each tick, step, new rate), and only
-	 * then; the hardware's: CLOCK_REALTIME_COARSE, the clock at its last update. Two
-	 * equal reads say the clock ran on one line between them (rule 12; compared, never
-	 * used as a time). NULL: not known, and rule 12 is not used. 0 or a negative
-	 * errno. */
-	int (*epoch)(void *ctx, int64_t *e);
-	/* How the kernel's clocksource stands to this counter; the hardware's: the
-	 * backend choice's. */
-	enum fts__relation relation;
-	void *ctx;
-	int no_thread;    /* 1: never start the background sampler */
-};
-/* The hardware's source (hwsource.c): the counter, the real clocks, CLOCK_REALTIME_COARSE
- * as the epoch; the CPUs, the warp test and moves between CPUs as their defaults (the
- * NULL fields of a source). */
-extern const struct fts__source fts__hw_source;
-uint64_t fts__hw_counter(void *ctx);
-int fts__hw_realtime(void *ctx, int64_t *ns);
-int fts__hw_epoch(void *ctx, int64_t *e);
-int fts__hw_clocks(void *ctx, struct fts__clocks *v);
-int fts__hw_clock(void *ctx, int k, int64_t *ns);
-int fts__hw_cpus(void *ctx, cpu_set_t *set);
-int fts__hw_warp(void *ctx, const cpu_set_t *cpus, struct fts__warp *w);
-int fts__hw_migrate(void *ctx, int cpu);
 /* Replace the process clock's source (NULL: the real hardware) and drop the history
  * and any fault. For tests; not safe against concurrent conversions. */
 void fts__clock_set_source(const struct fts__source *src);
@@ -110,20 +37,24 @@ int fts__clock_watch(void);
 /* Ready the history to convert counter values up to newest (see clock.c). */
 int fts__clock_prepare(uint64_t newest);
 struct fts__line;
-/* Below, k is a clock (enum fts__clk): its history, its reads, its fresh line.
- * For the newest stamp x of a conversion, past the newest sample: a clock read now,
- * after x, as a line for the bridge (convert.c) in *m; 1 if taken. When the clock left
- * the tail's extrapolation, a private history first takes a sample (x may then lie
- * inside it: 0). */
-int fts__clock_fresh(int k, uint64_t x, struct fts__line *m);
-/* A clock read now, bracketed by counter reads, as a line at fwd's band (the bridge's
- * backward line): 0, or -1 (no read: the counter is faulty, or a read failed). */
+/* Below, k is a clock (enum fts__clk).
+ * A clock read now, bracketed by counter reads, as a line at fwd's band (the bridge's
+ * backward line, rule 11): 0, or -1 (no read: the counter is faulty, or a read failed). */
 int fts__clock_read(int k, const struct fts__line *fwd, struct fts__line *m);
-/* After a read *m that agreed with fwd, taken after generation gen was read: if its
- * bracket is as narrow as the narrowest seen (a warm read), the epoch and the narrowest
- * of a few reads more make rule 12's line (fts__fresh_publish). */
-void fts__clock_line(int k, const struct fts__line *fwd, const struct fts__line *rate,
-		     const struct fts__line *m, unsigned gen, uint64_t chain_end);
+/* When h is the process's own history of clock k: a sample now, unless one since
+ * reaches x; 1. 0 when h is not its own (the shared one). */
+int fts__clock_sample_to(int k, const struct fts_calib *h, uint64_t x);
+/* The generation of what conversions see of the process clock: bumped when the
+ * histories in view, the source, a fault or the offsets between CPUs change; what was
+ * made from an older one (rule 12's line, fresh.h) is not used. */
+extern unsigned fts__clock_generation;
+static inline unsigned fts__clock_gen(void)
+{
+	return __atomic_load_n(&fts__clock_generation, __ATOMIC_ACQUIRE);
+}
+/* fn is called by the sampler thread after each round, with the lock held (fresh.c:
+ * rule 12's lines from the new tails). Set once, before a sampler runs. */
+void fts__clock_on_round(void (*fn)(void));
 /* The source's timekeeping epoch now (struct fts__source's epoch). 0, or -1: not
  * known. */
 int fts__clock_epoch(int64_t *e);

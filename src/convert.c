@@ -1,5 +1,6 @@
-/* convert.c - stamps and their conversion through the process history (clock.c keeps
- * it fresh). */
+/* convert.c - stamps and their conversion through the process clock's histories
+ * (clock.c keeps them up to date; rule 11's bridge, history.h) and rule 12's line
+ * (fresh.h). */
 #include <errno.h>
 #include <stdint.h>
 #include <time.h>
@@ -7,7 +8,7 @@
 #include "internal.h"
 #include "history.h"
 #include "clock.h"
-#include "convert.h"
+#include "fresh.h"
 #include "estimate.h"
 #include "freq.h"
 #include "tagged.h"
@@ -21,198 +22,6 @@ fast_timestamp_t fts__clock_stamp(void)
 static int64_t clock_stamp_ns(fast_timestamp_t s)
 {
 	return (int64_t)(s << 1) >> 1;
-}
-
-/* ---- rule 12: the fresh line -------------------------------------------------------
- *
- * A stamp past the newest sample needs a clock read after it (rule 11). One read serves
- * the stamps after it too, while the kernel computes the clock as it did then. It
- * changes how only at a timekeeping update (a tick, a step, a new rate), and every
- * update moves CLOCK_REALTIME_COARSE, the clock at the last one: while that reads as it
- * did before the read, the clock ran on since on one line, with no step, at a rate in
- * the tail's band (P2). What it read at a later stamp then lies on the read's line
- * carried on at the band, which lies inside the bridge's estimate and bound at the
- * read carried on the same way: one line, est = r0 + (x - c0) * mult, bound = err +
- * |x - c0| * grow (+ 1 ns of rounding). For up to FRESH_SPAN_NS after a read (the
- * kernel updates every few ms while a CPU is busy), and while the bound has grown by
- * less than FRESH_GROW_NS (the line's rate may be off by the growth), a stamp converts by that line and
- * one coarse clock read: no counter read, no look-up, no bridge, and a sorted batch
- * costs one multiply a stamp. Stamps between the newest sample and the read bridge to
- * the read itself. The line is made by a conversion that reads the clock
- * (fts__clock_fresh) and shared by every thread: readers only read it; a drop (a new
- * history or source, a fault, new offsets between CPUs) bumps the generation, and a
- * line of an older generation is not used. */
-#define FRESH_SPAN_NS 10000000
-#define FRESH_GROW_NS 50
-#define FRESH_CHAIN_NS 100000000   /* the sampler's period */
-
-struct fresh {
-	_Alignas(64) unsigned seq;   /* odd while being written */
-	unsigned gen;                /* bumped by fts__fresh_drop */
-	unsigned made;               /* the generation the line was made in */
-	uint32_t shift;
-	uint64_t c0, c1;             /* the counter values it serves; c0: the read's middle */
-	int64_t epoch;               /* the source's timekeeping epoch before the read */
-	int64_t r0, mult, grow;      /* the line: the bridge's estimate at c0, the tail's rate */
-	uint64_t err;                /* the bridge's bound at c0 */
-	int64_t read_r0;             /* the read itself: its reading and bound at c0 */
-	uint64_t read_err;
-	int64_t skew;                /* offsets between CPUs, when it was made */
-	uint64_t chain_end;          /* renewals bridge from it up to here */
-};
-/* One line a clock (enum fts__clk): two cache lines each. */
-static struct fresh fresh_of[FTS__NCLK] FTS__HOT_DATA = {
-	{ .made = 1 }, { .made = 1 }, { .made = 1 }, { .made = 1 }, { .made = 1 } };
-
-/* A private copy of the fresh line. */
-struct fresh_view {
-	struct fts__line line, read;
-	int64_t epoch, skew;
-	uint64_t chain_end;
-};
-
-/* The generation of every line is fresh_of[0]'s. */
-FTS__HOT unsigned fts__fresh_gen(void)
-{
-	return __atomic_load_n(&fresh_of[0].gen, __ATOMIC_ACQUIRE);
-}
-
-void fts__fresh_drop(void)
-{
-	__atomic_fetch_add(&fresh_of[0].gen, 1, __ATOMIC_RELEASE);
-}
-
-FTS__HOT void fts__fresh_publish(int k, const struct fts__line *tail, const struct fts__line *rate,
-			const struct fts__line *read, int64_t epoch, int64_t skew, unsigned gen,
-			uint64_t chain_end)
-{
-	int64_t n0, e0, mult = tail->mult, grow = tail->grow;
-	struct fresh *fr = &fresh_of[k];
-	uint64_t span;
-	unsigned s;
-
-	if (tail->mult <= 0 || tail->shift > 62 || tail->grow < 0 || skew < 0 ||
-	    fts__bridge(tail, read, read->c0, &n0, &e0) < 0)
-		return;
-	/* The rate: the newest segment's, measured over its run (the band's middle is the
-	 * middle of what one interval allows), in the tail's fixed point; the growth covers
-	 * the band around the tail's rate from there. */
-	if (rate && rate->shift <= tail->shift && rate->mult > 0 && !(rate->flags & FTS__SEG_STEP)) {
-		__int128 m = (__int128)rate->mult << (tail->shift - rate->shift);
-		__int128 d = m > tail->mult ? m - tail->mult : tail->mult - m;
-		if (m < INT64_MAX && d < (__int128)tail->grow * 4) {
-			mult = (int64_t)m;
-			grow = tail->grow + (int64_t)d + 1;
-		}
-	}
-	/* FRESH_SPAN_NS, or less where the band is wide (a short newest interval): the
-	 * line leaves the truth by at most its growth, and keeps it under FRESH_GROW_NS */
-	span = (uint64_t)(((unsigned __int128)FRESH_SPAN_NS << tail->shift) / (uint64_t)mult);
-	if (grow > 0 && (unsigned __int128)span * (uint64_t)grow >
-			(unsigned __int128)FRESH_GROW_NS << tail->shift)
-		span = (uint64_t)(((unsigned __int128)FRESH_GROW_NS << tail->shift) / (uint64_t)grow);
-	/* one multiply over the span, and bounds far from overflow */
-	if (span > (UINT64_C(1) << 40) || read->c0 > FTS_STAMP_CLOCK_TAG - span ||
-	    !fts__seg_fast(n0, mult, tail->shift, span) || e0 > INT64_C(1) << 60 ||
-	    skew > INT64_C(1) << 60 || read->err > UINT64_C(1) << 60 ||
-	    fts__mulshift(span, grow, tail->shift) > (__int128)1 << 60)
-		return;
-	if (!chain_end)
-		chain_end = tail->c0 + (uint64_t)(((unsigned __int128)FRESH_CHAIN_NS << tail->shift) /
-						  (uint64_t)tail->mult);
-	s = FTS__LD(fr->seq);
-	if ((s & 1) || !__atomic_compare_exchange_n(&fr->seq, &s, s + 1, 0, __ATOMIC_RELAXED,
-						    __ATOMIC_RELAXED))
-		return;   /* another thread writes one now */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	FTS__ST(fr->shift, tail->shift);
-	FTS__ST(fr->c0, read->c0);
-	FTS__ST(fr->c1, read->c0 + span);
-	FTS__ST(fr->epoch, epoch);
-	FTS__ST(fr->r0, n0);
-	FTS__ST(fr->mult, mult);
-	FTS__ST(fr->grow, grow);
-	FTS__ST(fr->err, (uint64_t)e0);
-	FTS__ST(fr->read_r0, read->r0);
-	FTS__ST(fr->read_err, read->err);
-	FTS__ST(fr->skew, skew);
-	FTS__ST(fr->chain_end, chain_end);
-	FTS__ST(fr->made, gen);
-	__atomic_store_n(&fr->seq, s + 2, __ATOMIC_RELEASE);
-}
-
-/* A whole copy of the fresh line of this generation: 1; 0 if there is none. */
-FTS__HOT static int fresh_load(int k, struct fresh_view *f)
-{
-	const struct fresh *fr = &fresh_of[k];
-	unsigned s = __atomic_load_n(&fr->seq, __ATOMIC_ACQUIRE);
-
-	if ((s & 1) || FTS__LD(fr->made) != fts__fresh_gen())
-		return 0;
-	f->line.c0 = f->read.c0 = FTS__LD(fr->c0);
-	f->line.c1 = f->read.c1 = FTS__LD(fr->c1);
-	f->line.shift = f->read.shift = FTS__LD(fr->shift);
-	f->line.mult = f->read.mult = FTS__LD(fr->mult);
-	f->line.grow = f->read.grow = FTS__LD(fr->grow);
-	f->line.r0 = FTS__LD(fr->r0);
-	f->line.err = FTS__LD(fr->err);
-	f->read.r0 = FTS__LD(fr->read_r0);
-	f->read.err = FTS__LD(fr->read_err);
-	f->line.flags = FTS__SEG_FAST;
-	f->read.flags = 0;
-	f->epoch = FTS__LD(fr->epoch);
-	f->skew = FTS__LD(fr->skew);
-	f->chain_end = FTS__LD(fr->chain_end);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return FTS__LD(fr->seq) == s;
-}
-
-/* Has the kernel kept computing the clock as at the read? */
-FTS__HOT static int fresh_kept(const struct fresh_view *f)
-{
-	int64_t epoch;
-
-	return fts__clock_epoch(&epoch) == 0 && epoch == f->epoch;
-}
-
-static int fresh_covers(const struct fresh_view *f, uint64_t x)
-{
-	return x >= f->line.c0 && x <= f->line.c1;
-}
-
-/* Rule 12's line at x, covered (err may be NULL). Its publisher checked that nothing
- * overflows over the span. */
-FTS__HOT static void fresh_at(const struct fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
-{
-	*ns = fts__line_at(&f->line, x);
-	if (err)
-		*err = (int64_t)(f->line.err + (uint64_t)fts__mulshift(x - f->line.c0, f->line.grow,
-								     f->line.shift) + 1);
-}
-
-/* A stamp past the line after the kernel updated the clock (the first conversion after
- * a few ms of idle, most often): the line stands for the tail (it is the tail's band
- * carried on from a read), and a read now bridges from it (rule 11), without the
- * history's pages. The read agrees with the line (else a step or new rate: the history
- * takes it, convert_checked) and becomes the next line; lines renewed so carry on
- * from the tail's key for at most FRESH_CHAIN_NS (the sampler makes a line from each
- * new tail; without it, a conversion that reads the history does). 1 if converted. */
-static int fresh_renew(int k, const struct fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
-{
-	struct fts__line read, fwd = f->line;
-	int64_t p, bound;
-	unsigned gen = fts__fresh_gen();
-
-	fwd.flags = 0;
-	if (x < fwd.c0 || x > f->chain_end || fts__clock_read(k, &fwd, &read) < 0 || read.c0 < x ||
-	    fts__line_convert(&fwd, 1, read.c0, &p, &bound) < 0 ||
-	    (p > read.r0 ? p - read.r0 : read.r0 - p) > bound + (int64_t)read.err ||
-	    fts__bridge(&fwd, &read, x, ns, err) < 0)
-		return 0;
-	if (err)
-		*err = *err > INT64_MAX - f->skew ? INT64_MAX : *err + f->skew;
-	fts__clock_line(k, &fwd, NULL, &read, gen, f->chain_end);
-	return 1;
 }
 
 /* ---- conversions ----------------------------------------------------------------- */
@@ -242,7 +51,7 @@ static int line_run(const struct fts__line *seg, const fast_timestamp_t *stamps,
 
 /* A stamp past the newest sample, with the tail's line: rule 11 with the read after it,
  * the fresh line's (f) or one just taken (read); the tail alone (rule 9) with neither. */
-static int past_newest(const struct fts__line *tail, uint64_t x, const struct fresh_view *f,
+static int past_newest(const struct fts__line *tail, uint64_t x, const struct fts__fresh_view *f,
 		       const struct fts__line *read, int64_t *ns, int64_t *err)
 {
 	if (f && x < f->line.c0)
@@ -281,7 +90,7 @@ static inline int locate(const struct fts_calib *c, const struct fts__pub *p, ui
  * have stored: before the boot (by CLOCK_MONOTONIC_RAW's history), or past the counter
  * read after it (f's or read, or one now) by more than the offsets between CPUs allow.
  * What cannot be told (no such history, a faulty counter) is allowed. */
-static int live_reach(int where, uint64_t x, const struct fts__line *l, const struct fresh_view *f,
+static int live_reach(int where, uint64_t x, const struct fts__line *l, const struct fts__fresh_view *f,
 		      const struct fts__line *read)
 {
 	int64_t raw = 0, raw_err = 0, ahead = 0;
@@ -332,12 +141,12 @@ static void tagged_at(fast_timestamp_t x, int64_t *ns, int64_t *err)
  * histories of clock k (fts__clock_view): the one in use, and the one used before it,
  * if any. f, if not NULL, is the fresh line (kept: rule 12), for the stamps it covers
  * and the bridge before it; read, if not NULL, a clock read after every stamp
- * (fts__clock_fresh), for the others past the newest sample. Tagged stamps give their
+ * (fts__fresh_read_after), for the others past the newest sample. Tagged stamps give their
  * CLOCK_REALTIME reading. -EAGAIN when a history another process writes kept moving;
  * -ESTALE for a counter stamp with no history in view (another thread left the shared
  * one and is making the process's). */
 static int convert_many(int k, const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
-			const struct fresh_view *f, const struct fts__line *read)
+			const struct fts__fresh_view *f, const struct fts__line *read)
 {
 	struct fts__clock_view v;
 	struct fts__line otail;
@@ -371,8 +180,8 @@ retry:
 
 		if (x & FTS_STAMP_CLOCK_TAG) {
 			tagged_at(x, &ns[i], e);
-		} else if (f && fresh_covers(f, x)) {
-			fresh_at(f, x, &ns[i], e);
+		} else if (f && fts__fresh_covers(f, x)) {
+			fts__fresh_at(f, x, &ns[i], e);
 		} else if (v.old && x <= onewest) {
 			rc = from_old(v.old, x, &ns[i], e);
 		} else if ((where = locate(v.cur, p, newest, x, &ca)) == -ENODATA) {
@@ -419,7 +228,7 @@ static int prepare(uint64_t newest)
 
 /* Every stamp tagged or on the fresh line (rule 12): no look-up. */
 static void convert_fresh(const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
-			  const struct fresh_view *f, int tagged)
+			  const struct fts__fresh_view *f, int tagged)
 {
 	const struct fts__line l = f->line;   /* a private copy: stores to ns cannot alias it */
 	const int64_t skew = f->skew;
@@ -449,7 +258,7 @@ static int convert_counter(int k, const fast_timestamp_t *stamps, size_t n, int6
 	uint64_t newest = 0, beyond = 0;   /* the newest counter stamp; the newest after f */
 	struct fts__line read;
 	const struct fts_calib *h;
-	struct fresh_view f;
+	struct fts__fresh_view f;
 	int have_counter = 0, tagged = 0, have_f = 0, covered = 1, have_read = 0, rc;
 
 	for (size_t i = 0; i < n; i++) {
@@ -464,15 +273,15 @@ static int convert_counter(int k, const fast_timestamp_t *stamps, size_t n, int6
 	/* The fresh line, where a stamp is past its read or the newest sample (stamps
 	 * inside the history, most often, convert without it). */
 	if (have_counter &&
-	    (newest >= FTS__LD(fresh_of[k].c0) ||
+	    (newest >= fts__fresh_from(k) ||
 	     ((h = fts__clock_history(k)) && newest > fts__calib_newest_counter(h))) &&
-	    fresh_load(k, &f) && fresh_kept(&f)) {
+	    fts__fresh_load(k, &f) && fts__fresh_kept(&f)) {
 		have_f = 1;
 		for (size_t i = 0; i < n; i++) {
 			uint64_t x = stamps[i];
 			if (x & FTS_STAMP_CLOCK_TAG)
 				continue;
-			covered &= fresh_covers(&f, x);
+			covered &= fts__fresh_covers(&f, x);
 			if (x > f.line.c1)
 				beyond = x > beyond ? x : beyond;
 		}
@@ -492,7 +301,7 @@ static int convert_counter(int k, const fast_timestamp_t *stamps, size_t n, int6
 			/* past the newest sample and the fresh line: a clock read after them */
 			h = fts__clock_history(k);
 			have_read = h && beyond > fts__calib_newest_counter(h) &&
-				    fts__clock_fresh(k, beyond, &read) == 1;
+				    fts__fresh_read_after(k, beyond, &read) == 1;
 		}
 		rc = convert_many(k, stamps, n, ns, err, have_f ? &f : NULL, have_read ? &read : NULL);
 		if (rc == 0 && have_counter)
@@ -522,7 +331,7 @@ static int convert_checked(int k, const fast_timestamp_t *stamps, size_t n, int6
 FTS__HOT static inline int convert_one(int k, const fast_timestamp_t *stamp, int64_t *ns,
 				       int64_t *err_ns)
 {
-	struct fresh_view f;
+	struct fts__fresh_view f;
 	int64_t v, e;
 	int rc;
 
@@ -535,15 +344,15 @@ FTS__HOT static inline int convert_one(int k, const fast_timestamp_t *stamp, int
 		return 0;
 	}
 	/* rule 12: a fresh stamp, the common case (older ones convert without the line) */
-	if (*stamp >= FTS__LD(fresh_of[k].c0) && !(*stamp & FTS_STAMP_CLOCK_TAG) &&
-	    fresh_load(k, &f)) {
-		if (fresh_covers(&f, *stamp) && fresh_kept(&f)) {
-			fresh_at(&f, *stamp, ns, err_ns);
+	if (*stamp >= fts__fresh_from(k) && !(*stamp & FTS_STAMP_CLOCK_TAG) &&
+	    fts__fresh_load(k, &f)) {
+		if (fts__fresh_covers(&f, *stamp) && fts__fresh_kept(&f)) {
+			fts__fresh_at(&f, *stamp, ns, err_ns);
 			if (err_ns)
 				*err_ns += f.skew;
 			return 0;
 		}
-		if (fresh_renew(k, &f, *stamp, ns, err_ns))
+		if (fts__fresh_renew(k, &f, *stamp, ns, err_ns))
 			return 0;
 	}
 	if ((rc = convert_checked(k, stamp, 1, &v, err_ns ? &e : NULL)) < 0)

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"      /* enum fts__clk */
+#include "clk.h"      /* enum fts__clk */
 #include "estimate.h"
 #include "history.h"
 #include "invariant.h"

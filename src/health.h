@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "bracket.h"
-#include "clock.h"
+#include "clk.h"
 #include "internal.h"
 
 /* A sample of the process clock: CLOCK_REALTIME in a counter bracket (what the history

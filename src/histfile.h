@@ -10,7 +10,7 @@
 
 #include "bracket.h"
 #include "faststamp.h"
-#include "clock.h"
+#include "clk.h"
 #include "internal.h"
 
 #define FTS__FILE_MAGIC "FSTMPHST"      /* 8 bytes at offset 0 */

@@ -1,4 +1,4 @@
-/* hwsource.c - the machine's own clocks and counter as a struct fts__source (clock.h):
+/* hwsource.c - the machine's own clocks and counter as a struct fts__source (hwsource.h):
  * the process clock's source unless a test puts a simulated machine in its place, and
  * the clocks' ids (enum fts__clk). Reads only. */
 #include <pthread.h>

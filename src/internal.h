@@ -1,7 +1,8 @@
 /* internal.h - what every file of the library shares: the atomic access and hot-section
  * macros, and the one way a function fails. Each module's interface is its own header
- * (calib.h, clock.h, convert.h, tagged.h, history.h, histfile.h, shared.h, now.h,
- * arch.h, freq.h, sysfs.h, backend.h, estimate.h, health.h, warp.h). Not installed. */
+ * (calib.h, clock.h, attach.h, fresh.h, hwsource.h, tagged.h, history.h, histfile.h,
+ * shared.h, now.h, arch.h, freq.h, sysfs.h, backend.h, estimate.h, health.h, warp.h),
+ * and the small types several share are clk.h's. Not installed. */
 #ifndef FTS__INTERNAL_H
 #define FTS__INTERNAL_H
 

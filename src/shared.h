@@ -69,7 +69,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "clock.h"
+#include "clk.h"
 #include "histfile.h"
 #include "history.h"
 #include "warp.h"
