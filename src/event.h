@@ -31,10 +31,14 @@ enum {
 	FTS__BLK_EVENTS = 0x80000012,   /* tid (4), count (4), dropped since the thread's
 					 * last block (8), count records of 48 bytes */
 	FTS__BLK_TRACE_END = 0x80000013,/* events, dropped, lost (8 each): a trace stopped */
+	FTS__BLK_EVENTS_PACKED = 0x80000014, /* as EVENTS, but each record as long as its
+					 * fields: stamp (8), head (4), nfields x 8 (the tid
+					 * is the block's): what a trace writes now */
 };
 #define FTS__TRACE_BYTES 16
 #define FTS__EVTYPE_BYTES (8 + 64 + FTS_EVENT_MAX_FIELDS * 32)
 #define FTS__EVENTS_HEAD_BYTES 16
+#define FTS__PACKED_BYTES(nf) (12 + 8 * (size_t)(nf))   /* a record in EVENTS_PACKED */
 #define FTS__TRACE_END_BYTES 24
 
 /* A type, as defined. */

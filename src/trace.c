@@ -3,14 +3,12 @@
  * samples (record.c's tap) into it, and what a fork does to it. docs/events.md. */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -21,6 +19,14 @@
 
 #define DRAIN_MIN_NS 1000000      /* a round every 1 ms while records arrive */
 #define DRAIN_MAX_NS 64000000     /* backing off to 64 ms when idle */
+/* A ring's records go into blocks of at most this many (a ring may hold 2^24), packed
+ * into a buffer that is written whenever the next block might not fit: a round's
+ * memory stays near OUT_BYTES however many rings and records it takes. */
+#define BLOCK_RECORDS 16384
+#define OUT_BYTES (1u << 20)
+#define MAX_BLOCK (FTS__BLOCK_HEAD_BYTES + FTS__EVENTS_HEAD_BYTES + \
+		   BLOCK_RECORDS * FTS__PACKED_BYTES(FTS_EVENT_MAX_FIELDS) + 8)
+_Static_assert(MAX_BLOCK + 32 <= OUT_BYTES, "a block of records fits the round's buffer");
 
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
@@ -32,13 +38,11 @@ static struct {
 	int types_written;
 	uint64_t orphans_seen;
 	struct fts_trace_stats st;
-	unsigned char *out;             /* a round's blocks of samples and types */
+	unsigned char *out;             /* a round's blocks, not yet written */
 	size_t nout, capout;
-	struct fts__ring_batch *b;      /* the rings' records taken, written from the rings */
+	struct fts__ring_batch *b;      /* the rings' records taken */
 	size_t capb;
-	unsigned char (*heads)[FTS__BLOCK_HEAD_BYTES + FTS__EVENTS_HEAD_BYTES];
-	struct iovec *iov;              /* the round's pieces: out, then 3 an EVENTS block */
-	size_t capheads;
+	uint64_t round_bytes;           /* written so far in this round */
 	pthread_t thread;
 	int thread_on, stop;
 } tr = { .fd = -1 };
@@ -91,86 +95,63 @@ static int out_block(uint32_t type, const void *payload, size_t len)
 	return block(p, tr.out, &tr.nout, type, len);
 }
 
-/* A batch's EVENTS block, written from the ring itself: its header and the block's
- * first 16 bytes into h, and the iovecs of h and of the records' runs into v. Returns
- * the iovecs used. On a big-endian machine the records are made little-endian in place
- * first (the ring is the drain's until released). */
-static int events_block(struct fts__ring_batch *b, unsigned char *h, struct iovec *v)
+/* Every byte of out, written, and out emptied. 0 or negative errno. */
+static int flush(void)
 {
-	unsigned char *p = h + FTS__BLOCK_HEAD_BYTES;
-	size_t len = FTS__EVENTS_HEAD_BYTES + b->n * FTS__EVREC_BYTES;   /* a multiple of 8 */
-	uint32_t crc;
-	int k = 0;
-
-	put32(p, b->tid);
-	put32(p + 4, (uint32_t)b->n);
-	put64(p + 8, b->dropped);
-	crc = fts__crc32(0, p, FTS__EVENTS_HEAD_BYTES);
-	v[k++] = (struct iovec){ h, FTS__BLOCK_HEAD_BYTES + FTS__EVENTS_HEAD_BYTES };
-	for (int run = 0; run < 2; run++) {
-		struct fts__evrec *r = run ? b->rec2 : b->rec1;
-		size_t n = run ? b->n2 : b->n1;
-		if (!n)
+	for (size_t at = 0; at < tr.nout;) {
+		ssize_t w = write(tr.fd, tr.out + at, tr.nout - at);
+		if (w < 0 && errno == EINTR)
 			continue;
-#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-		for (size_t i = 0; i < n; i++) {
-			struct fts__evrec e = r[i];
-			unsigned char *q = (unsigned char *)&r[i];
-			put64(q, e.stamp);
-			put32(q + 8, e.head);
-			put32(q + 12, e.tid);
-			for (int f = 0; f < FTS_EVENT_MAX_FIELDS; f++)
-				put64(q + 16 + 8 * f, e.f[f]);
-		}
-#endif
-		crc = fts__crc32(crc, r, n * FTS__EVREC_BYTES);
-		v[k++] = (struct iovec){ r, n * FTS__EVREC_BYTES };
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		at += (size_t)w;
+		tr.round_bytes += (uint64_t)w;
 	}
-	fts__block_head(h, FTS__BLK_EVENTS, (uint32_t)len, crc);
-	return k;
-}
-
-/* Every byte of n iovecs (changed as it goes). 0 or negative errno. */
-static int write_all(struct iovec *v, size_t n)
-{
-	while (n) {
-		ssize_t w;
-		if (!v->iov_len) {
-			v++, n--;
-			continue;
-		}
-		if ((w = writev(tr.fd, v, (int)(n < IOV_MAX ? n : IOV_MAX))) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (w == 0)
-			return -EIO;
-		for (; n && (size_t)w >= v->iov_len; v++, n--)
-			w -= (ssize_t)v->iov_len;
-		if (n) {
-			v->iov_base = (char *)v->iov_base + w;
-			v->iov_len -= (size_t)w;
-		}
-	}
+	tr.nout = 0;
 	return 0;
 }
 
-/* Room for n batches' headers and iovecs (and out's). 0 or -ENOMEM. */
-static int room_for(size_t n)
+/* One record packed at q, little-endian: its stamp, head and fields (no thread id: the
+ * block has it). Returns the end. All four fields are copied (the buffer has room for
+ * them), only nfields counted: a fixed-size copy. */
+static unsigned char *pack(unsigned char *q, const struct fts__evrec *e)
 {
-	void *h, *v;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	memcpy(q, &e->stamp, 8);
+	memcpy(q + 8, &e->head, 4);
+	memcpy(q + 12, e->f, sizeof(e->f));
+#else
+	put64(q, e->stamp);
+	put32(q + 8, e->head);
+	for (int f = 0; f < FTS_EVENT_MAX_FIELDS; f++)
+		put64(q + 12 + 8 * f, e->f[f]);
+#endif
+	return q + FTS__PACKED_BYTES(FTS__EV_NF(e->head));
+}
 
-	if (tr.iov && n <= tr.capheads)
-		return 0;
-	n = n < 16 ? 16 : n;
-	if (!(h = realloc(tr.heads, n * sizeof(*tr.heads))))
-		return -ENOMEM;
-	tr.heads = h;
-	if (!(v = realloc(tr.iov, (1 + 3 * n) * sizeof(*tr.iov))))
-		return -ENOMEM;
-	tr.iov = v;
-	tr.capheads = n;
+/* A batch's records as EVENTS_PACKED blocks of at most BLOCK_RECORDS, the drops in the
+ * first, into out (written first whenever a block might not fit). 0 or negative errno. */
+static int events_blocks(const struct fts__ring_batch *b)
+{
+	size_t done = 0;
+
+	do {
+		size_t k = b->n - done < BLOCK_RECORDS ? b->n - done : BLOCK_RECORDS;
+		unsigned char *p, *q;
+		int rc;
+
+		if (tr.nout + MAX_BLOCK + 32 > tr.capout && (rc = flush()) < 0)
+			return rc;
+		p = tr.out + tr.nout + FTS__BLOCK_HEAD_BYTES;
+		put32(p, b->tid);
+		put32(p + 4, (uint32_t)k);
+		put64(p + 8, done ? 0 : b->dropped);
+		q = p + FTS__EVENTS_HEAD_BYTES;
+		for (size_t i = done; i < done + k; i++)
+			q = pack(q, i < b->n1 ? &b->rec1[i] : &b->rec2[i - b->n1]);
+		tr.nout += fts__put_block(tr.out + tr.nout, FTS__BLK_EVENTS_PACKED, (uint32_t)(q - p));
+		done += k;
+	} while (done < b->n);
 	return 0;
 }
 
@@ -180,11 +161,19 @@ static int room_for(size_t n)
 static int round_locked(int sample, uint64_t *moved)
 {
 	unsigned char *tap = NULL;
-	size_t ntap = fts__clock_tap_take(&tap, sample), nb, niov = 1;
-	uint64_t orphans = fts__rings_orphan_drops(), events = 0, dropped = 0, bytes;
+	size_t ntap = fts__clock_tap_take(&tap, sample), nb = 0;
+	uint64_t orphans = fts__rings_orphan_drops(), events = 0, dropped = 0;
 	int rc = 0, n;
 
 	tr.nout = 0;
+	tr.round_bytes = 0;
+	if (tr.capout < OUT_BYTES) {
+		unsigned char *o = realloc(tr.out, OUT_BYTES);
+		if (!o)
+			rc = -ENOMEM;
+		else
+			tr.out = o, tr.capout = OUT_BYTES;
+	}
 	/* the samples, as the tap kept them: type, length, payload */
 	for (size_t at = 0; at + 8 <= ntap && rc == 0;) {
 		uint32_t type = tap[at] | (uint32_t)tap[at + 1] << 8 | (uint32_t)tap[at + 2] << 16 |
@@ -197,10 +186,9 @@ static int round_locked(int sample, uint64_t *moved)
 	free(tap);
 	/* the records: a type is defined before an event of it is written, so the types
 	 * counted after the rings were read cover every record taken */
-	if ((nb = fts__rings_take(&tr.b, &tr.capb)) == (size_t)-1 || room_for(nb) < 0) {
+	if (!rc && (nb = fts__rings_take(&tr.b, &tr.capb)) == (size_t)-1) {
 		nb = 0;
-		if (!rc)
-			rc = -ENOMEM;
+		rc = -ENOMEM;
 	}
 	for (size_t i = 0; i < nb; i++) {
 		events += tr.b[i].n;
@@ -212,7 +200,7 @@ static int round_locked(int sample, uint64_t *moved)
 		dropped += orphans - tr.orphans_seen;
 		tr.orphans_seen = orphans;
 		if (!rc)   /* a block of no record: its place among the others is free */
-			rc = out_block(FTS__BLK_EVENTS, p, sizeof(p));
+			rc = out_block(FTS__BLK_EVENTS_PACKED, p, sizeof(p));
 	}
 	n = fts__evtypes_count();
 	for (; tr.types_written < n && !rc; tr.types_written++) {
@@ -228,17 +216,13 @@ static int round_locked(int sample, uint64_t *moved)
 	tr.st.dropped += dropped;
 	if (moved)
 		*moved = events;
-	bytes = tr.nout + nb * (FTS__BLOCK_HEAD_BYTES + FTS__EVENTS_HEAD_BYTES) +
-		events * FTS__EVREC_BYTES;
-	if (!rc) {
-		tr.iov[0] = (struct iovec){ tr.out, tr.nout };
-		for (size_t i = 0; i < nb; i++)
-			niov += (size_t)events_block(&tr.b[i], tr.heads[i], tr.iov + niov);
-		rc = write_all(tr.iov, niov);
-	}
+	for (size_t i = 0; i < nb && !rc; i++)
+		rc = events_blocks(&tr.b[i]);
+	if (!rc)
+		rc = flush();
 	fts__rings_release(tr.b, nb);
 	if (!rc) {
-		tr.good += (off_t)bytes;
+		tr.good += (off_t)tr.round_bytes;
 		tr.st.events += events;
 		tr.st.bytes = (uint64_t)tr.good;
 		return 0;
@@ -296,13 +280,9 @@ static void trace_reset(void)
 {
 	free(tr.out);
 	free(tr.b);
-	free(tr.heads);
-	free(tr.iov);
 	tr.out = NULL;
 	tr.b = NULL;
-	tr.heads = NULL;
-	tr.iov = NULL;
-	tr.nout = tr.capout = tr.capb = tr.capheads = 0;
+	tr.nout = tr.capout = tr.capb = 0;
 	tr.fd = -1;
 	tr.thread_on = tr.stop = 0;
 }

@@ -24,6 +24,9 @@ struct fts_trace {
 	struct fts__evtype *types[FTS_EVENT_TYPES_MAX];
 	unsigned char *blk;             /* the EVENTS block being handed out */
 	size_t cap, at, count;
+	size_t off;                     /* its next record's offset in blk */
+	int packed;                     /* its records as long as their fields (EVENTS_PACKED) */
+	uint32_t tid;                   /* an EVENTS_PACKED block's thread */
 	int pid, ended, failed;
 	struct fts_trace_stats st;
 };
@@ -157,15 +160,24 @@ static int take_block(struct fts_trace *t, uint32_t type, size_t len)
 		*t->types[id] = e;
 		break;
 	}
-	case FTS__BLK_EVENTS: {
-		uint64_t count;
+	case FTS__BLK_EVENTS:
+	case FTS__BLK_EVENTS_PACKED: {
+		uint64_t count, end = FTS__EVENTS_HEAD_BYTES;
 		if (len < FTS__EVENTS_HEAD_BYTES)
 			return -EBADMSG;
 		count = get32(p + 4);
-		if (len != FTS__EVENTS_HEAD_BYTES + count * FTS__EVREC_BYTES)
+		t->packed = type == FTS__BLK_EVENTS_PACKED;
+		if (!t->packed)
+			end += count * FTS__EVREC_BYTES;
+		/* a packed block's records end exactly where the block does */
+		for (uint64_t i = 0; t->packed && i < count && end <= len; i++)
+			end += end + 12 <= len ? FTS__PACKED_BYTES(FTS__EV_NF(get32(p + end + 8))) : 12;
+		if (len != end)
 			return -EBADMSG;
 		t->st.dropped += get64(p + 8);
+		t->tid = get32(p);
 		t->at = 0;
+		t->off = FTS__EVENTS_HEAD_BYTES;
 		t->count = (size_t)count;
 		break;
 	}
@@ -230,7 +242,8 @@ int fts_trace_next(struct fts_trace *t, struct fts_trace_event *ev)
 		}
 	}
 	{
-		const unsigned char *p = t->blk + FTS__EVENTS_HEAD_BYTES + t->at * FTS__EVREC_BYTES;
+		const unsigned char *p = t->blk + t->off;
+		const unsigned char *f = p + (t->packed ? 12 : 16);
 		uint32_t head = get32(p + 8), id = FTS__EV_TYPE(head);
 		const struct fts__evtype *ty = id < FTS_EVENT_TYPES_MAX ? t->types[id] : NULL;
 
@@ -245,13 +258,14 @@ int fts_trace_next(struct fts_trace *t, struct fts_trace_event *ev)
 		ev->type = (int)id;
 		ev->kind = (int)FTS__EV_KIND(head);
 		ev->nfields = FTS__EV_NF(head);
-		ev->tid = get32(p + 12);
+		ev->tid = t->packed ? t->tid : get32(p + 12);
 		ev->name = ty->name;
 		for (unsigned k = 0; k < FTS_EVENT_MAX_FIELDS; k++) {
-			ev->fields[k] = k < ev->nfields ? get64(p + 16 + 8 * k) : 0;
+			ev->fields[k] = k < ev->nfields ? get64(f + 8 * k) : 0;
 			ev->field_names[k] = k < ty->nfields ? ty->fields[k] : NULL;
 		}
 		convert(t, ev);
+		t->off += t->packed ? FTS__PACKED_BYTES(ev->nfields) : FTS__EVREC_BYTES;
 		t->at++;
 		t->st.events++;
 	}

@@ -2,8 +2,9 @@
  * every event converts within its clock_gettime bracket on every clock, live and from
  * the file after its writer exited; produced = written + dropped, exactly, under rings
  * that fill; a trace cut at any byte gives every whole block and nothing else; a flipped
- * bit is refused or changes nothing; a fork's child never writes its parent's trace; a
- * writer killed with SIGKILL leaves every record drained before. */
+ * bit is refused or changes nothing; records in the file are as long as their fields,
+ * and a trace of the earlier 48-byte layout still reads; a fork's child never writes its
+ * parent's trace; a writer killed with SIGKILL leaves every record drained before. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -19,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,6 +28,7 @@
 
 #include "testmain.h"
 #include "faststamp.h"
+#include "crc32.h"
 #include "event.h"
 #include "histfile.h"
 
@@ -382,7 +385,7 @@ static int events_before(const unsigned char *b, size_t n, size_t cut)
 		size_t end = at + FTS__BLOCK_HEAD_BYTES + len + (8 - len % 8) % 8;
 		if (end > cut)
 			break;
-		if (type == FTS__BLK_EVENTS)
+		if (type == FTS__BLK_EVENTS_PACKED)
 			events += (int)(b[at + FTS__BLOCK_HEAD_BYTES + 4] | b[at + FTS__BLOCK_HEAD_BYTES + 5] << 8);
 		at = end;
 	}
@@ -482,6 +485,110 @@ static void flipped_bit_refused(void **state)
 	}
 	unlink(path);
 	free(b);
+}
+
+/* ---- the records' layout in the file ------------------------------------------------------ */
+
+/* The byte offset of the first block of the given type at or after from, or 0. */
+static size_t find_block(const unsigned char *b, size_t n, size_t from, uint32_t want)
+{
+	for (size_t at = from; at + FTS__BLOCK_HEAD_BYTES <= n;) {
+		uint32_t type = b[at + 4] | (uint32_t)b[at + 5] << 8 | (uint32_t)b[at + 6] << 16 |
+				(uint32_t)b[at + 7] << 24;
+		uint32_t len = b[at + 8] | (uint32_t)b[at + 9] << 8 | (uint32_t)b[at + 10] << 16 |
+			       (uint32_t)b[at + 11] << 24;
+		if (type == want)
+			return at;
+		at += FTS__BLOCK_HEAD_BYTES + len + (8 - len % 8) % 8;
+	}
+	return 0;
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* A record in the file is as long as its fields: 12 bytes and 8 a field. And a block
+ * whose record count disagrees with its length is refused even under a right CRC (a
+ * writer's bug, not a flipped bit). */
+static void records_sized_to_fields(void **state)
+{
+	char path[64];
+	size_t n, at;
+	uint64_t got[64];
+	(void)state;
+	int t0 = fts_event_define("sized0", ""), t4 = fts_event_define("sized4", "a,b,c,d");
+	assert_true(t0 >= 0 && t4 >= 0);
+	fresh_path(path, sizeof(path));
+	assert_int_equal(fts_trace_start(path), 0);
+	assert_int_equal(fts_trace_drain(), 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(fts_event(t4, (uint64_t)i, 1, 2, 3), 0);
+		assert_int_equal(fts_event(t0), 0);
+	}
+	assert_int_equal(fts_trace_drain(), 0);
+	assert_int_equal(fts_trace_stop(), 0);
+	unsigned char *b = slurp(path, &n);
+	assert_true((at = find_block(b, n, 16, FTS__BLK_EVENTS_PACKED)) != 0);
+	assert_int_equal(find_block(b, n, 16, FTS__BLK_EVENTS), 0);
+	unsigned char *p = b + at + FTS__BLOCK_HEAD_BYTES;
+	assert_int_equal(le32(p + 4), 6);
+	assert_int_equal(le32(b + at + 8), FTS__EVENTS_HEAD_BYTES + 3 * (12 + 32) + 3 * 12);
+	assert_int_equal(le32(p), (uint32_t)syscall(SYS_gettid));
+	assert_int_equal(read_all(path, got, 64), 6);
+	/* one record more than the block holds, its CRCs made right: refused */
+	uint32_t len = le32(b + at + 8), crc;
+	p[4]++;
+	crc = fts__crc32(0, p, len);
+	fts__block_head(b + at, FTS__BLK_EVENTS_PACKED, len, crc);
+	spill(path, b, n);
+	assert_int_equal(read_all(path, got, 64), -1);
+	unlink(path);
+	free(b);
+}
+
+/* A trace written by the library before records were packed (48 bytes each, the
+ * thread in every record: EVENTS blocks) still reads, to the same events. Made by a
+ * program of two threads: tick and full (four fields) x6, relaxed; work spans and rx x5
+ * in a thread; one rx last. */
+static void reads_unpacked_layout(void **state)
+{
+	struct fts_trace *r = fts_trace_open(FTS_TEST_DATA "/trace-v1.fts", CLOCK_REALTIME);
+	struct fts_trace_event ev;
+	struct fts_trace_stats st = { .size = sizeof(st) };
+	int n = 0, full = 0, rx = 0, rc;
+	uint32_t main_tid = 0;
+	(void)state;
+	assert_non_null(r);
+	while ((rc = fts_trace_next(r, &ev)) == 1) {
+		assert_int_equal(ev.error, 0);
+		if (n++ == 0)
+			main_tid = ev.tid;
+		if (!strcmp(ev.name, "full")) {
+			assert_int_equal(ev.nfields, 4);
+			assert_int_equal(ev.fields[0], (uint64_t)full);
+			assert_int_equal(ev.fields[3], UINT64_MAX - (uint64_t)full);
+			assert_int_equal(ev.tid, main_tid);
+			full++;
+		} else if (!strcmp(ev.name, "rx")) {
+			assert_int_equal(ev.nfields, 2);
+			assert_string_equal(ev.field_names[1], "queue");
+			assert_int_equal(ev.fields[1], rx < 5 ? UINT64_C(0xfedcba9876543210) : 3);
+			assert_true(rx < 5 ? ev.tid != main_tid : ev.tid == main_tid);
+			rx++;
+		} else if (!strcmp(ev.name, "work")) {
+			assert_int_equal(ev.kind, ev.nfields ? FTS_EVENT_BEGIN : FTS_EVENT_END);
+		}
+	}
+	assert_int_equal(rc, 0);
+	assert_int_equal(fts_trace_summary(r, &st), 0);
+	fts_trace_close(r);
+	assert_int_equal(n, 28);
+	assert_int_equal(full, 6);
+	assert_int_equal(rx, 6);
+	assert_int_equal(st.events, 28);
+	assert_true(st.stopped);
 }
 
 /* ---- a full disk ------------------------------------------------------------------------ */
@@ -700,6 +807,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(produced_is_written_plus_dropped),
 		cmocka_unit_test(cut_anywhere_keeps_whole_blocks),
 		cmocka_unit_test(flipped_bit_refused),
+		cmocka_unit_test(records_sized_to_fields),
+		cmocka_unit_test(reads_unpacked_layout),
 		cmocka_unit_test(full_disk_loses_counted),
 		cmocka_unit_test(fork_child_never_writes_parent_trace),
 		cmocka_unit_test(ring_not_copied_on_fork),
