@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -17,12 +18,14 @@
 #include "histfile.h"
 #include "internal.h"
 
-#define DRAIN_MIN_NS 1000000      /* a round every 1 ms while records arrive */
+#define DRAIN_MIN_NS 1000000      /* a round every 1 ms while records arrive, */
+#define DRAIN_FAST_NS 50000       /* or sooner, down to 50 us, when they fill a quarter of
+				   * a ring sooner than that */
 #define DRAIN_MAX_NS 64000000     /* backing off to 64 ms when idle */
 /* A ring's records go into blocks of at most this many (a ring may hold 2^24), packed
  * into a buffer that is written whenever the next block might not fit: a round's
  * memory stays near OUT_BYTES however many rings and records it takes. */
-#define BLOCK_RECORDS 16384
+#define BLOCK_RECORDS 4096
 #define OUT_BYTES (1u << 20)
 #define MAX_BLOCK (FTS__BLOCK_HEAD_BYTES + FTS__EVENTS_HEAD_BYTES + \
 		   BLOCK_RECORDS * FTS__PACKED_BYTES(FTS_EVENT_MAX_FIELDS) + 8)
@@ -238,14 +241,39 @@ static int round_locked(int sample, uint64_t *moved)
 	return rc;
 }
 
+static int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* How long the drain sleeps after a round that moved `moved` records, `since` ns after
+ * the one before, having slept `wait` ns last: while records arrive, until a quarter of
+ * a ring would fill again at their rate (so that a ring of 0.8 ms at 20 M events a
+ * second does not wait out a 1 ms period), between DRAIN_FAST_NS and DRAIN_MIN_NS;
+ * doubling to DRAIN_MAX_NS while none do. */
+static int64_t drain_wait(uint64_t moved, int64_t since, int64_t wait)
+{
+	double quarter;
+
+	if (!moved)
+		return wait * 2 > DRAIN_MAX_NS ? DRAIN_MAX_NS : wait * 2;
+	quarter = (double)since * (double)(fts__rings_size() / 4) / (double)moved;
+	return quarter < DRAIN_FAST_NS ? DRAIN_FAST_NS : quarter > DRAIN_MIN_NS ? DRAIN_MIN_NS
+										 : (int64_t)quarter;
+}
+
 static void *drain_main(void *arg)
 {
-	int64_t wait = DRAIN_MIN_NS;
+	int64_t wait = DRAIN_MIN_NS, last = mono_ns();
 
 	(void)arg;
 	pthread_mutex_lock(&trace_lock);
 	while (!tr.stop) {
 		uint64_t moved = 0;
+		int64_t now = mono_ns();
 		uint32_t k;
 		struct timespec ts;
 
@@ -253,10 +281,12 @@ static void *drain_main(void *arg)
 		pthread_mutex_unlock(&trace_lock);
 		/* a quarter of a ring or more in a round: go on at once */
 		if (moved >= fts__rings_size() / 4) {
+			last = now;
 			pthread_mutex_lock(&trace_lock);
 			continue;
 		}
-		wait = moved ? DRAIN_MIN_NS : wait * 2 > DRAIN_MAX_NS ? DRAIN_MAX_NS : wait * 2;
+		wait = drain_wait(moved, now - last, wait);
+		last = now;
 		ts.tv_sec = wait / 1000000000;
 		ts.tv_nsec = wait % 1000000000;
 		k = __atomic_load_n(&fts__drain_kick, __ATOMIC_ACQUIRE);

@@ -548,6 +548,52 @@ static void records_sized_to_fields(void **state)
 	free(b);
 }
 
+/* A burst of 30,000 events in a ring of 65,536, taken in one round (the drain thread
+ * idle, and a ring never half full does not wake it): blocks of at most 4096 records,
+ * every event read back in order. */
+static void *burst(void *p)
+{
+	int *type = p;
+	for (uint64_t i = 0; i < 30000; i++)
+		assert_int_equal(fts_event(*type, i), 0);
+	assert_int_equal(fts_trace_drain(), 0);
+	return NULL;
+}
+
+static void long_batch_split_in_blocks(void **state)
+{
+	char path[64];
+	size_t n, at = 16;
+	int type = fts_event_define("burst", "i"), blocks = 0, full = 0;
+	pthread_t th;
+	(void)state;
+	setenv("FASTSTAMP_EVENT_RING", "65536", 1);
+	fresh_path(path, sizeof(path));
+	assert_int_equal(fts_trace_start(path), 0);
+	usleep(150000);   /* the drain backs off to sleeps of 64 ms */
+	assert_int_equal(pthread_create(&th, NULL, burst, &type), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(fts_trace_stop(), 0);
+	unsetenv("FASTSTAMP_EVENT_RING");
+	unsigned char *b = slurp(path, &n);
+	while ((at = find_block(b, n, at, FTS__BLK_EVENTS_PACKED)) != 0) {
+		uint32_t count = le32(b + at + FTS__BLOCK_HEAD_BYTES + 4), len = le32(b + at + 8);
+		assert_true(count <= 4096);
+		blocks++;
+		full += count == 4096;
+		at += FTS__BLOCK_HEAD_BYTES + len + (8 - len % 8) % 8;
+	}
+	print_message("%d blocks, %d of 4096 records\n", blocks, full);
+	uint64_t *got = malloc(30000 * sizeof(*got));
+	assert_non_null(got);
+	assert_int_equal(read_all(path, got, 30000), 30000);
+	for (int i = 0; i < 30000; i++)
+		assert_int_equal(got[i], (uint64_t)i);
+	free(got);
+	free(b);
+	unlink(path);
+}
+
 /* A trace written by the library before records were packed (48 bytes each, the
  * thread in every record: EVENTS blocks) still reads, to the same events. Made by a
  * program of two threads: tick and full (four fields) x6, relaxed; work spans and rx x5
@@ -809,6 +855,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(flipped_bit_refused),
 		cmocka_unit_test(records_sized_to_fields),
 		cmocka_unit_test(reads_unpacked_layout),
+		cmocka_unit_test(long_batch_split_in_blocks),
 		cmocka_unit_test(full_disk_loses_counted),
 		cmocka_unit_test(fork_child_never_writes_parent_trace),
 		cmocka_unit_test(ring_not_copied_on_fork),

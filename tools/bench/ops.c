@@ -465,6 +465,21 @@ OP(op_event_drain)
 	}
 }
 
+/* A drain round alone, a record: the records (BATCH_EVENTS, written untimed by this
+ * thread) packed to their fields, under their CRC, and written to the file. */
+static void prep_drain(void)
+{
+	fts_trace_drain();
+	for (size_t k = 0; k < BATCH_EVENTS; k++)
+		fts_event(event_type, k, k);
+}
+
+OP(op_drain)
+{
+	for (size_t i = 0; i < n; i += BATCH_EVENTS)
+		fts_trace_drain();
+}
+
 static int have_tai(void)
 {
 	struct timespec ts;
@@ -492,6 +507,8 @@ struct op bench_ops[] = {
 	  .run = op_event_cgt, .prep = prep_event_cgt, .duo = "clock_gettime + the record, by hand" },
 	{ .key = "event_drain", .label = "fts_event + its drain (CRC, write)", .run = op_event_drain,
 	  .prep = prep_event, .have = have_trace, .unit = BATCH_EVENTS },
+	{ .key = "drain", .label = "drain a record (pack, CRC, write)", .run = op_drain,
+	  .prep = prep_drain, .have = have_trace, .unit = BATCH_EVENTS, .max = BATCH_EVENTS },
 	/* The bare reads are the control of the 2 threads: if they slow down too, it is
 	 * the CPUs. */
 #if defined(__x86_64__)
