@@ -658,12 +658,14 @@ FTS__API int fts_clock_record(const char *path);
  * The fields are uint64_t: pass integers (a double through memcpy or a union).
  *
  * THE DRAIN. A thread of the library, started by fts_trace_start() with every signal
- * blocked, moves the records of every ring into the file in batches: every 1 ms while
- * records arrive, backing off to every 64 ms when idle, and at once when a writer
+ * blocked, moves the records of every ring into the file in batches: while records
+ * arrive, every 1 ms or sooner (down to 50 us: when a quarter of a ring fills sooner
+ * at their rate), backing off to every 64 ms when idle, and at once when a writer
  * finds its ring half full (one futex wake, a system call made on that path alone).
  * fts_trace_drain() does a round in the caller. Each round writes the process clock's
  * samples taken since the last (the blocks of a record, faststamp-history(5)), then the
- * event types defined since, then the records, one block a ring, each under a CRC:
+ * event types defined since, then the records, each as long as its fields (12 bytes
+ * and 8 a field), in blocks of a ring's records, each under a CRC:
  * a process killed at any moment leaves a trace that loads with every record of every
  * round written before. A write that fails (a full disk) cuts the file back to its
  * last whole block; the records of that round are lost and counted

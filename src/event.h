@@ -10,7 +10,8 @@
 
 #include "faststamp.h"
 
-/* A record, as in a ring and (little-endian) in a file: 48 bytes. */
+/* A record, as in a ring (and, little-endian, in a file's EVENTS blocks, which traces
+ * held before EVENTS_PACKED): 48 bytes. */
 struct fts__evrec {
 	uint64_t stamp;
 	uint32_t head;          /* type (bits 0-15) | kind << 16 (2 bits) | nfields << 20 */
@@ -29,7 +30,8 @@ enum {
 	FTS__BLK_TRACE = 0x80000010,    /* pid (4), 0 (4), ring records (8) */
 	FTS__BLK_EVTYPE = 0x80000011,   /* id (4), nfields (4), name[64], field names 4 x [32] */
 	FTS__BLK_EVENTS = 0x80000012,   /* tid (4), count (4), dropped since the thread's
-					 * last block (8), count records of 48 bytes */
+					 * last block (8), count records of 48 bytes: read,
+					 * no longer written */
 	FTS__BLK_TRACE_END = 0x80000013,/* events, dropped, lost (8 each): a trace stopped */
 	FTS__BLK_EVENTS_PACKED = 0x80000014, /* as EVENTS, but each record as long as its
 					 * fields: stamp (8), head (4), nfields x 8 (the tid

@@ -2,8 +2,8 @@
 # tool_trace.sh FASTSTAMP TRACELOG - `faststamp trace`: a trace written by
 # examples/tracelog, read in another process on every clock; the JSON parses with
 # Python's json, holds every event of the text, at the same ns (ts, and ts + dur for a
-# span's end); usage errors; a path that exists is refused by the writer; bench
-# --trace-load counts every event it produced.
+# span's end); a trace of the first layout prints as it did; usage errors; a path that
+# exists is refused by the writer; bench --trace-load counts every event it produced.
 set -uo pipefail
 tool=$1 tracelog=$2
 work=$(mktemp -d /tmp/fts-trace.XXXXXX)
@@ -80,6 +80,13 @@ head -c $((size * 2 / 3)) "$work/t.fts" > "$work/cut.fts"
 grep -q 'not stopped' "$work/err" || fail "cut trace: $(cat "$work/err")"
 n=$(wc -l < "$work/cut.txt")
 [ "$n" -gt 0 ] && [ "$n" -lt 5000 ] || fail "cut trace: $n events"
+# a trace of the first layout (48-byte records in EVENTS blocks, written by that version
+# of the library): printed byte for byte as that version printed it
+data=$(dirname "$0")/data
+"$tool" trace "$data/trace-v1.fts" | cmp -s - "$data/trace-v1.txt" ||
+  fail "trace-v1.fts: not the text of trace-v1.txt"
+"$tool" trace "$data/trace-v1.fts" --clock monotonic --format json |
+  cmp -s - "$data/trace-v1-monotonic.json" || fail "trace-v1.fts: not the JSON of trace-v1-monotonic.json"
 # bench --trace-load: every event produced is written or dropped, none otherwise
 # (whether the drain keeps up is the machine's: exit 0 or 1, said either way)
 "$tool" bench --trace-load 200000 1 "$work" > "$work/load" 2>&1; rc=$?
