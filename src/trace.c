@@ -29,7 +29,7 @@
 #define OUT_BYTES (1u << 20)
 #define MAX_BLOCK (FTS__BLOCK_HEAD_BYTES + FTS__EVENTS_HEAD_BYTES + \
 		   BLOCK_RECORDS * FTS__PACKED_BYTES(FTS_EVENT_MAX_FIELDS) + 8)
-_Static_assert(MAX_BLOCK + 32 <= OUT_BYTES, "a block of records fits the round's buffer");
+_Static_assert(MAX_BLOCK <= OUT_BYTES, "a block of records fits the round's buffer");
 
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t trace_once = PTHREAD_ONCE_INIT;
@@ -115,8 +115,9 @@ static int flush(void)
 }
 
 /* One record packed at q, little-endian: its stamp, head and fields (no thread id: the
- * block has it). Returns the end. All four fields are copied (the buffer has room for
- * them), only nfields counted: a fixed-size copy. */
+ * block has it). Returns the end. All four fields are copied, only nfields counted: a
+ * copy of fixed size, within a block's room (MAX_BLOCK: four fields a record); what
+ * is past the last record's end becomes the block's padding or the next record. */
 static unsigned char *pack(unsigned char *q, const struct fts__evrec *e)
 {
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -143,7 +144,7 @@ static int events_blocks(const struct fts__ring_batch *b)
 		unsigned char *p, *q;
 		int rc;
 
-		if (tr.nout + MAX_BLOCK + 32 > tr.capout && (rc = flush()) < 0)
+		if (tr.nout + MAX_BLOCK > tr.capout && (rc = flush()) < 0)
 			return rc;
 		p = tr.out + tr.nout + FTS__BLOCK_HEAD_BYTES;
 		put32(p, b->tid);

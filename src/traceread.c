@@ -167,11 +167,14 @@ static int take_block(struct fts_trace *t, uint32_t type, size_t len)
 			return -EBADMSG;
 		count = get32(p + 4);
 		t->packed = type == FTS__BLK_EVENTS_PACKED;
+		/* the records end exactly where the block does */
 		if (!t->packed)
 			end += count * FTS__EVREC_BYTES;
-		/* a packed block's records end exactly where the block does */
-		for (uint64_t i = 0; t->packed && i < count && end <= len; i++)
-			end += end + 12 <= len ? FTS__PACKED_BYTES(FTS__EV_NF(get32(p + end + 8))) : 12;
+		for (uint64_t i = 0; t->packed && i < count; i++) {
+			if (end + 12 > len)
+				return -EBADMSG;
+			end += FTS__PACKED_BYTES(FTS__EV_NF(get32(p + end + 8)));
+		}
 		if (len != end)
 			return -EBADMSG;
 		t->st.dropped += get64(p + 8);

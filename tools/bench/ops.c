@@ -454,7 +454,7 @@ OP(op_event_cgt)
 	bench_sink = (int64_t)ring.head;
 }
 
-/* An event and its share of a drain round in the same thread: the copy, the CRC and
+/* An event and its share of a drain round in the same thread: the packing, the CRC and
  * the write to the file. */
 OP(op_event_drain)
 {
@@ -505,7 +505,7 @@ struct op bench_ops[] = {
 	  .duo = "fts_event_relaxed, 2 fields", .duo_prep = 1 },
 	{ .key = "event_clock_gettime", .label = "clock_gettime + the record, by hand",
 	  .run = op_event_cgt, .prep = prep_event_cgt, .duo = "clock_gettime + the record, by hand" },
-	{ .key = "event_drain", .label = "fts_event + its drain (CRC, write)", .run = op_event_drain,
+	{ .key = "event_drain", .label = "fts_event + its drain round", .run = op_event_drain,
 	  .prep = prep_event, .have = have_trace, .unit = BATCH_EVENTS },
 	{ .key = "drain", .label = "drain a record (pack, CRC, write)", .run = op_drain,
 	  .prep = prep_drain, .have = have_trace, .unit = BATCH_EVENTS, .max = BATCH_EVENTS },
