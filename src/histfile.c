@@ -126,29 +126,18 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-static void head_of(unsigned char h[FTS__BLOCK_HEAD_BYTES], uint32_t type, uint32_t len,
-		    uint32_t crc, uint32_t seed)
+static void block_head(unsigned char h[FTS__BLOCK_HEAD_BYTES], uint32_t type,
+		       const void *payload, uint32_t len, uint32_t seed)
 {
 	static const unsigned char zero[8];
+	uint32_t pad = (8 - len % 8) % 8;
 
 	put32(h, FTS__BLOCK_MAGIC);
 	put32(h + 4, type);
 	put32(h + 8, len);
-	put32(h + 12, fts__crc32(crc, zero, (8 - len % 8) % 8));
+	put32(h + 12, fts__crc32(fts__crc32(0, payload, len), zero, pad));
 	put32(h + 16, 0);
 	put32(h + 20, fts__crc32(seed, h, 20));
-}
-
-static void block_head(unsigned char h[FTS__BLOCK_HEAD_BYTES], uint32_t type,
-		       const void *payload, uint32_t len, uint32_t seed)
-{
-	head_of(h, type, len, fts__crc32(0, payload, len), seed);
-}
-
-void fts__block_head(unsigned char h[FTS__BLOCK_HEAD_BYTES], uint32_t type, uint32_t len,
-		     uint32_t crc)
-{
-	head_of(h, type, len, crc, 0);
 }
 
 /* A block (format 2): its header's CRC continues from seed, which is the file

@@ -94,11 +94,6 @@ int fts__write_header(int fd, const struct fts__head *h);
  * already; the header goes before them and the padding after (room for both is the
  * caller's: FTS__BLOCK_HEAD_BYTES + len + 7). Returns the block's length. */
 size_t fts__put_block(unsigned char *out, uint32_t type, uint32_t len);
-/* The header of a block (not the file's first) of len payload bytes whose CRC-32 (of
- * the payload alone, written in pieces elsewhere) is crc; the payload's padding to 8
- * bytes is the writer's to add. */
-void fts__block_head(unsigned char h[FTS__BLOCK_HEAD_BYTES], uint32_t type, uint32_t len,
-		     uint32_t crc);
 /* Read up to len bytes from fd, fewer only at the end of the file: how many, or -EIO. */
 ssize_t fts__read_some(int fd, void *buf, size_t len);
 /* Write one block. 0 or negative errno. */
