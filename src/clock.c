@@ -948,7 +948,7 @@ FTS__HOT static int read_line(int k, const struct fts__line *tail, struct fts__l
 	 * around the clock read), the one after is ordered. */
 	if (pc->hot.src.counter == fts__hw_counter) {
 		b = fts__counter_read_relaxed() & ~FTS_STAMP_CLOCK_TAG;
-		if (fts__now(fts__clk_id(k), &rt) < 0)
+		if (fts__now(fts__hw_clk_id(k), &rt) < 0)
 			return -1;
 		a = fts__counter_read() & ~FTS_STAMP_CLOCK_TAG;
 	} else

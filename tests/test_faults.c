@@ -105,7 +105,7 @@ static struct verdict judge_clock(const char *what, int k)
 		int64_t ns, err, miss, truth = st.of[k][i];
 		int amb = (moved & CLK(k)) && st.t[i] + amb_margin >= amb_from &&
 			  st.t[i] <= amb_to + amb_margin;
-		assert_int_equal(fts_convert_clock(&st.s[i], fts__clk_id(k), &ns, &err), 0);
+		assert_int_equal(fts_convert_clock(&st.s[i], fts__hw_clk_id(k), &ns, &err), 0);
 		miss = ns > truth ? ns - truth : truth - ns;
 		if (miss > err && v.uncovered++ < 5)
 			print_message("  miss: %s %.0Lf us from the span's start, est %lld err %lld "
