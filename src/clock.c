@@ -172,7 +172,9 @@ static inline int64_t pc_skew_ns(void)
 /* The source's counter now. */
 static inline uint64_t src_counter(void)
 {
-	return pc->hot.src.counter(pc->hot.src.ctx);
+	const struct fts__source *src = &pc->hot.src;
+
+	return src->counter(src->ctx);
 }
 static inline struct fts_calib *pc_hist(int k)
 {
@@ -183,6 +185,12 @@ static inline struct fts_calib *realtime_hist(void)
 {
 	return pc_hist(FTS__CLK_REALTIME);
 }
+/* Has the process samples of its own? (Its histories, emptied by a reset, stay.) */
+static int own_history(void)
+{
+	return fts_calib_count(realtime_hist()) > 0;
+}
+
 /* What conversions see changed: a line made from it before (fresh.h) is not used. */
 static void view_changed(void)
 {
@@ -202,10 +210,12 @@ static void skew_set(int64_t v)
 /* With lock held: the proof as the source starts, needed or not. */
 static void proof_reset(void)
 {
+	struct proof *proof = &pc->of.proof;
+
 	pc->of.proof = (struct proof){ .cpu = -1 };
-	pc->of.proof.state = needs_proof() ? PROOF_PENDING : PROOF_NONE;
-	snprintf(pc->of.proof.text, sizeof(pc->of.proof.text), "%s",
-		 pc->of.proof.state == PROOF_PENDING ? "pending: the warp test runs at the first calibration"
+	proof->state = needs_proof() ? PROOF_PENDING : PROOF_NONE;
+	snprintf(proof->text, sizeof(proof->text), "%s",
+		 proof->state == PROOF_PENDING ? "pending: the warp test runs at the first calibration"
 		 : relation() == FTS__CS_IS_COUNTER ? "not needed: the kernel keeps time with the counter"
 						   : "not needed: new stamps are clock readings");
 	skew_set(0);
@@ -279,13 +289,15 @@ static void register_atfork(void)
 
 static enum fts__relation relation(void)
 {
-	return pc->hot.src.counter == fts__hw_counter ? fts__backend_choice()->arch.relation : pc->hot.src.relation;
+	const struct fts__source *src = &pc->hot.src;
+
+	return src->counter == fts__hw_counter ? fts__backend_choice()->arch.relation : src->relation;
 }
 
 /* Does the counter of this source need the proof across CPUs? */
 static int needs_proof(void)
 {
-	if (pc->hot.src.counter == fts__hw_counter && (!FTS__HAVE_COUNTER || !fts__backend_choice()->store_counter))
+	if (fts__clock_uses_hw() && (!FTS__HAVE_COUNTER || !fts__backend_choice()->store_counter))
 		return 0;
 	return relation() != FTS__CS_IS_COUNTER;
 }
@@ -294,7 +306,8 @@ static int needs_proof(void)
  * fault was found. */
 static void store_choice(void)
 {
-	int ok = !pc_faulted() && pc->of.proof.state != PROOF_WARPED && pc->of.proof.state != PROOF_NO_RUN &&
+	struct proof *proof = &pc->of.proof;
+	int ok = !pc_faulted() && proof->state != PROOF_WARPED && proof->state != PROOF_NO_RUN &&
 		 fts__backend_choice()->store_counter;
 	__atomic_store_n(&fts__store_counter, ok, __ATOMIC_RELAXED);
 }
@@ -302,9 +315,11 @@ static void store_choice(void)
 /* New stamps stop using the counter, and the history stops growing. */
 static void fault(const char *why)
 {
+	struct judged *judged = &pc->of.judged;
+
 	__atomic_store_n(&pc->hot.faulted, 1, __ATOMIC_RELAXED);
 	view_changed();
-	snprintf(pc->of.judged.fault_reason, sizeof(pc->of.judged.fault_reason), "%s", why);
+	snprintf(judged->fault_reason, sizeof(judged->fault_reason), "%s", why);
 	__atomic_store_n(&fts__store_counter, 0, __ATOMIC_RELAXED);
 }
 
@@ -315,45 +330,47 @@ static void fault(const char *why)
  * offsets the test found (skew_ns), set once the counter's rate is known. */
 static int prove_locked(void)
 {
+	const struct fts__source *src = &pc->hot.src;
+	struct proof *proof = &pc->of.proof;
 	struct fts__cbracket br;
 	int64_t now = 0;
 	int rc;
 
 	proof_reset_once();
 	fts__now(CLOCK_MONOTONIC, &now);
-	if (pc->of.proof.state == PROOF_NO_RUN && now < pc->of.proof.retry_at)
+	if (proof->state == PROOF_NO_RUN && now < proof->retry_at)
 		return -EAGAIN;
-	if (pc->of.proof.state != PROOF_PENDING && pc->of.proof.state != PROOF_NO_RUN)
+	if (proof->state != PROOF_PENDING && proof->state != PROOF_NO_RUN)
 		return 0;
-	if ((rc = (pc->hot.src.cpus ? pc->hot.src.cpus : fts__hw_cpus)(pc->hot.src.ctx, &pc->of.proof.cpus)) < 0 ||
-	    (rc = (pc->hot.src.warp ? pc->hot.src.warp : fts__hw_warp)(pc->hot.src.ctx, &pc->of.proof.cpus, &pc->of.proof.w)) < 0 ||
-	    (rc = fts__cbracket_read(pc->hot.src.counter, pc->hot.src.realtime, pc->hot.src.ctx, SAMPLE_TRIES, &br)) < 0) {
+	if ((rc = (src->cpus ? src->cpus : fts__hw_cpus)(src->ctx, &proof->cpus)) < 0 ||
+	    (rc = (src->warp ? src->warp : fts__hw_warp)(src->ctx, &proof->cpus, &proof->w)) < 0 ||
+	    (rc = fts__cbracket_read(src->counter, src->realtime, src->ctx, SAMPLE_TRIES, &br)) < 0) {
 		/* retried as a sampler thread is: after 1 s, 2 s, ... up to 64 s */
-		pc->of.proof.retry_gap = pc->of.proof.retry_gap ? 2 * pc->of.proof.retry_gap : RETRY_MIN_NS;
-		if (pc->of.proof.retry_gap > RETRY_MAX_NS)
-			pc->of.proof.retry_gap = RETRY_MAX_NS;
-		pc->of.proof.state = PROOF_NO_RUN;
-		pc->of.proof.retry_at = now + pc->of.proof.retry_gap;
-		snprintf(pc->of.proof.text, sizeof(pc->of.proof.text), "could not run (%s): new stamps use "
+		proof->retry_gap = proof->retry_gap ? 2 * proof->retry_gap : RETRY_MIN_NS;
+		if (proof->retry_gap > RETRY_MAX_NS)
+			proof->retry_gap = RETRY_MAX_NS;
+		proof->state = PROOF_NO_RUN;
+		proof->retry_at = now + proof->retry_gap;
+		snprintf(proof->text, sizeof(proof->text), "could not run (%s): new stamps use "
 			 "clock_gettime, counter stamps wait for it (retried)", strerror(-rc));
 		skew_set(-1);
 		store_choice();
 		return rc;
 	}
-	pc->of.proof.bracket = br.a - br.b;
-	pc->of.proof.state = pc->of.proof.w.warp > pc->of.proof.bracket ? PROOF_WARPED : PROOF_DONE;
+	proof->bracket = br.a - br.b;
+	proof->state = proof->w.warp > proof->bracket ? PROOF_WARPED : PROOF_DONE;
 	skew_set(0);
-	if (pc->of.proof.w.warp)
-		snprintf(pc->of.proof.text, sizeof(pc->of.proof.text), "%s: %d CPUs, the counter went back %llu "
+	if (proof->w.warp)
+		snprintf(proof->text, sizeof(proof->text), "%s: %d CPUs, the counter went back %llu "
 			 "ticks between CPU %d and the first (a sample's bracket: %llu ticks)",
-			 pc->of.proof.state == PROOF_WARPED ? "warp found, new stamps use clock_gettime"
+			 proof->state == PROOF_WARPED ? "warp found, new stamps use clock_gettime"
 						      : "proven with a warp inside a bracket",
-			 pc->of.proof.w.cpus, (unsigned long long)pc->of.proof.w.warp, pc->of.proof.w.worst_cpu,
-			 (unsigned long long)pc->of.proof.bracket);
+			 proof->w.cpus, (unsigned long long)proof->w.warp, proof->w.worst_cpu,
+			 (unsigned long long)proof->bracket);
 	else
-		snprintf(pc->of.proof.text, sizeof(pc->of.proof.text), "proven: %d CPUs, no backward step "
-			 "(offsets within %llu ticks), %.2f ms", pc->of.proof.w.cpus,
-			 (unsigned long long)pc->of.proof.w.spread, (double)pc->of.proof.w.cost_ns / 1e6);
+		snprintf(proof->text, sizeof(proof->text), "proven: %d CPUs, no backward step "
+			 "(offsets within %llu ticks), %.2f ms", proof->w.cpus,
+			 (unsigned long long)proof->w.spread, (double)proof->w.cost_ns / 1e6);
 	store_choice();
 	return 0;
 }
@@ -375,9 +392,11 @@ static void skew_raise_locked(int64_t ns)
  * it. */
 static void skew_update_locked(void)
 {
-	if ((pc->of.proof.state == PROOF_DONE || pc->of.proof.state == PROOF_WARPED) && pc->of.proof.w.spread &&
+	struct proof *proof = &pc->of.proof;
+
+	if ((proof->state == PROOF_DONE || proof->state == PROOF_WARPED) && proof->w.spread &&
 	    pc->of.judged.health.ticks_per_ns > 0)
-		skew_raise_locked((int64_t)ns_of(pc->of.proof.w.spread) * (pc->of.proof.w.pairs > 1 ? 2 : 1) + 1);
+		skew_raise_locked((int64_t)ns_of(proof->w.spread) * (proof->w.pairs > 1 ? 2 : 1) + 1);
 }
 
 /* With lock held: a healthy sample taken on another CPU than the one before. An
@@ -387,36 +406,43 @@ static void skew_update_locked(void)
  * that measured nothing starts the round again. */
 static void skew_visit_locked(const struct fts__seen *e)
 {
+	struct proof *proof = &pc->of.proof;
+
 	if (!e->moved_ns) {
-		pc->of.proof.round_moved = pc->of.proof.round_visits = 0;
+		proof->round_moved = proof->round_visits = 0;
 		return;
 	}
 	skew_raise_locked(e->moved_ns);
-	pc->of.proof.round_moved += e->moved_ns;
-	if (++pc->of.proof.round_visits < CPU_COUNT(&pc->of.proof.cpus))
+	proof->round_moved += e->moved_ns;
+	if (++proof->round_visits < CPU_COUNT(&proof->cpus))
 		return;
-	skew_raise_locked((pc->of.proof.round_moved + 1) / 2);
-	pc->of.proof.round_moved = pc->of.proof.round_visits = 0;
+	skew_raise_locked((proof->round_moved + 1) / 2);
+	proof->round_moved = proof->round_visits = 0;
 }
 
 /* With lock held: pin the calling thread (the sampler) to cpu. 0, or -1. */
 static int move_locked(int cpu)
 {
-	if ((pc->hot.src.migrate ? pc->hot.src.migrate : fts__hw_migrate)(pc->hot.src.ctx, cpu) < 0)
+	const struct fts__source *src = &pc->hot.src;
+	struct proof *proof = &pc->of.proof;
+
+	if ((src->migrate ? src->migrate : fts__hw_migrate)(src->ctx, cpu) < 0)
 		return -1;
-	pc->of.proof.cpu = cpu;
-	pc->of.proof.mover = pthread_self();
+	proof->cpu = cpu;
+	proof->mover = pthread_self();
 	return 0;
 }
 
 /* With lock held, in the sampler: move to the next CPU the counter was proven on. */
 static void next_cpu_locked(void)
 {
-	if (pc->of.proof.state != PROOF_DONE || CPU_COUNT(&pc->of.proof.cpus) < 2)
+	struct proof *proof = &pc->of.proof;
+
+	if (proof->state != PROOF_DONE || CPU_COUNT(&proof->cpus) < 2)
 		return;
 	for (int i = 1; i <= CPU_SETSIZE; i++) {
-		int cpu = (pc->of.proof.cpu + i + CPU_SETSIZE) % CPU_SETSIZE;
-		if (CPU_ISSET(cpu, &pc->of.proof.cpus) && move_locked(cpu) == 0)
+		int cpu = (proof->cpu + i + CPU_SETSIZE) % CPU_SETSIZE;
+		if (CPU_ISSET(cpu, &proof->cpus) && move_locked(cpu) == 0)
 			return;
 	}
 }
@@ -424,12 +450,13 @@ static void next_cpu_locked(void)
 /* The narrowest of tries brackets of clock k by the counter. 0 or a negative errno. */
 static int bracket_clock(int k, int tries, struct fts__cbracket *out)
 {
+	const struct fts__source *src = &pc->hot.src;
 	int got = 0, rc = -EAGAIN;
 
 	for (int i = 0; i < tries; i++) {
 		uint64_t b = src_counter(), a;
 		int64_t ns;
-		rc = k == FTS__CLK_REALTIME ? pc->hot.src.realtime(pc->hot.src.ctx, &ns) : pc->hot.src.read(pc->hot.src.ctx, k, &ns);
+		rc = k == FTS__CLK_REALTIME ? src->realtime(src->ctx, &ns) : src->read(src->ctx, k, &ns);
 		a = src_counter();
 		if (rc < 0 || a < b)
 			continue;
@@ -443,6 +470,8 @@ static int bracket_clock(int k, int tries, struct fts__cbracket *out)
 
 static int take(struct fts__psample *s)
 {
+	const struct fts__source *src = &pc->hot.src;
+	struct proof *proof = &pc->of.proof;
 	struct fts__cbracket r;
 	int rc = bracket_clock(FTS__CLK_REALTIME, SAMPLE_TRIES, &r), got = 0;
 
@@ -451,13 +480,13 @@ static int take(struct fts__psample *s)
 	s->b = r.b;
 	s->a = r.a;
 	s->rt = r.ns;
-	s->cpu = pc->of.proof.cpu >= 0 && pthread_equal(pc->of.proof.mover, pthread_self()) ? pc->of.proof.cpu : -1;
+	s->cpu = proof->cpu >= 0 && pthread_equal(proof->mover, pthread_self()) ? proof->cpu : -1;
 	/* the health reads too, in the narrowest of their brackets: a CPU's offset is told
 	 * to within them (health.c) */
 	for (int i = 0; i < SAMPLE_TRIES; i++) {
 		struct fts__clocks clk;
 		uint64_t hb = src_counter(), ha;
-		rc = pc->hot.src.clocks(pc->hot.src.ctx, &clk);
+		rc = src->clocks(src->ctx, &clk);
 		ha = src_counter();
 		if (rc < 0 || ha < hb)
 			continue;
@@ -479,8 +508,10 @@ static int take(struct fts__psample *s)
 
 static long double ns_of(uint64_t ticks)
 {
+	struct judged *judged = &pc->of.judged;
+
 	/* ticks at the rate against MONOTONIC_RAW, 0 until it is known */
-	return pc->of.judged.health.ticks_per_ns > 0 ? (long double)ticks / pc->of.judged.health.ticks_per_ns : 0;
+	return judged->health.ticks_per_ns > 0 ? (long double)ticks / judged->health.ticks_per_ns : 0;
 }
 
 /* With lock held: " on CPU n" where the sampler moves between CPUs. */
@@ -499,18 +530,19 @@ static const char *cpu_note(const struct fts__psample *s)
 static enum fts__verdict check(const struct fts__psample *s, struct fts__seen *e, char *why,
 			       size_t len)
 {
+	struct judged *judged = &pc->of.judged;
 	int watch = pc->of.proof.state >= PROOF_PENDING && relation() == FTS__CS_FROM_COUNTER;
-	enum fts__verdict v = fts__health_judge(&pc->of.judged.health, s, watch, cpu_note(s), e, why, len);
+	enum fts__verdict v = fts__health_judge(&judged->health, s, watch, cpu_note(s), e, why, len);
 
 	if (v != FTS__HEALTHY)
 		return v;
-	pc->of.judged.suspends += (uint64_t)e->suspend;
-	pc->of.judged.steps += (uint64_t)e->step;
+	judged->suspends += (uint64_t)e->suspend;
+	judged->steps += (uint64_t)e->step;
 	if (e->suspend || e->step || e->ran_on)
-		pc->of.judged.ambiguous_ns = e->awake_ns;   /* awake time: no stamp is taken asleep */
-	fts__health_learn(&pc->of.judged.health, s, e);
-	if (pc->of.judged.health.ticks_per_ns > 0)
-		__atomic_store_n(&pc->hot.period_ticks, (uint64_t)(pc->of.judged.health.ticks_per_ns * SAMPLER_PERIOD_NS),
+		judged->ambiguous_ns = e->awake_ns;   /* awake time: no stamp is taken asleep */
+	fts__health_learn(&judged->health, s, e);
+	if (judged->health.ticks_per_ns > 0)
+		__atomic_store_n(&pc->hot.period_ticks, (uint64_t)(judged->health.ticks_per_ns * SAMPLER_PERIOD_NS),
 				 __ATOMIC_RELAXED);
 	return v;
 }
@@ -520,6 +552,7 @@ static enum fts__verdict check(const struct fts__psample *s, struct fts__seen *e
  * clocksource), or NULL. */
 static int sample_locked(const char *why)
 {
+	struct judged *judged = &pc->of.judged;
 	struct fts__psample s;
 	struct fts__seen e;
 	enum fts__verdict v;
@@ -547,18 +580,18 @@ static int sample_locked(const char *why)
 	 * since it went off are the detection window's, see faststamp.h); faulty too, the
 	 * counter jumped on both, and the sample back joins the history as a break. With no
 	 * sample back, the history ends where it was. */
-	if (v == FTS__FAULT_KEEP && s.cpu >= 0 && pc->of.judged.health.last.cpu >= 0 && s.cpu != pc->of.judged.health.last.cpu) {
+	if (v == FTS__FAULT_KEEP && s.cpu >= 0 && judged->health.last.cpu >= 0 && s.cpu != judged->health.last.cpu) {
 		struct fts__psample back;
 		char wb[sizeof(found)];
 
 		v = FTS__FAULT_DROP;
-		if (move_locked(pc->of.judged.health.last.cpu) == 0 && take(&back) == 0 &&
+		if (move_locked(judged->health.last.cpu) == 0 && take(&back) == 0 &&
 		    (v = check(&back, &e, wb, sizeof(wb))) != FTS__FAULT_DROP)
 			s = back;
 	}
 	skew_update_locked();
-	if (!off && s.cpu >= 0 && pc->of.judged.health.have_last &&
-	    pc->of.judged.health.last.cpu >= 0 && s.cpu != pc->of.judged.health.last.cpu)
+	if (!off && s.cpu >= 0 && judged->health.have_last &&
+	    judged->health.last.cpu >= 0 && s.cpu != judged->health.last.cpu)
 		skew_visit_locked(&e);
 	/* The sampler saw the step (or the sleep, which steps the wall clock against a
 	 * counter that stopped or ran on): the history is told, and need not guess. A
@@ -577,21 +610,23 @@ static int sample_locked(const char *why)
 		fts__record_event(FTS__EV_STEP, &s, e.step_ns, "the wall clock was set");
 	if (e.suspend)
 		fts__record_event(FTS__EV_SUSPEND, &s, e.suspend_ns, "the machine slept");
-	pc->of.judged.health.last = s;
-	pc->of.judged.health.have_last = 1;
+	judged->health.last = s;
+	judged->health.have_last = 1;
 	__atomic_store_n(&pc->hot.taken, pc_taken() + 1, __ATOMIC_RELAXED);
 	if (off)
 		fault(found);
 	else if (why)
 		fault(why);
 	if (pc_faulted())
-		fts__record_event(FTS__EV_FAULT, &s, 0, pc->of.judged.fault_reason);
+		fts__record_event(FTS__EV_FAULT, &s, 0, judged->fault_reason);
 	return pc_faulted() ? -EIO : 0;
 }
 
 int fts__clock_clocksource(char *out, size_t len)
 {
-	return pc->hot.src.clocksource ? pc->hot.src.clocksource(pc->hot.src.ctx, out, len) : fts__clocksource(out, len);
+	const struct fts__source *src = &pc->hot.src;
+
+	return src->clocksource ? src->clocksource(src->ctx, out, len) : fts__clocksource(out, len);
 }
 
 /* With lock held: has the kernel left the clocksource it had when the counter was
@@ -711,6 +746,7 @@ static int step_wait(int *fd, int64_t deadline)
 
 static void *sampler(void *arg)
 {
+	const struct fts__source *src = &pc->hot.src;
 	int idle = 0, fd = -1;
 	unsigned gen = (unsigned)(uintptr_t)arg;
 	/* Samples are due every period_ns on a fixed grid (a round woken late does not
@@ -720,7 +756,7 @@ static void *sampler(void *arg)
 
 	/* Prompt wake-ups keep the span of ambiguity after a step short. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-	if (!pc->hot.src.wait) {
+	if (!src->wait) {
 		fd = step_watch_open();
 		fts__now(CLOCK_MONOTONIC, &due);
 		beat = due + FTS__SHM_BEAT_NS;
@@ -731,8 +767,8 @@ static void *sampler(void *arg)
 		int switched, stepped = 0;
 		int64_t now = 0;
 
-		if (pc->hot.src.wait)
-			pc->hot.src.wait(pc->hot.src.ctx, SAMPLER_PERIOD_NS);
+		if (src->wait)
+			src->wait(src->ctx, SAMPLER_PERIOD_NS);
 		else
 			stepped = step_wait(&fd, due < beat ? due : beat);
 		pthread_mutex_lock(&pc->lock);
@@ -743,7 +779,7 @@ static void *sampler(void *arg)
 			idle = 0;
 		else
 			idle++;
-		if (idle >= SAMPLER_IDLE_ROUNDS || pc->hot.src.no_thread || pc_faulted() || gen != pc->source_gen) {
+		if (idle >= SAMPLER_IDLE_ROUNDS || src->no_thread || pc_faulted() || gen != pc->source_gen) {
 			if (gen == pc->source_gen)   /* else a new source may have its own thread */
 				__atomic_store_n(&pc->hot.running, 0, __ATOMIC_RELAXED);
 			pc->alive--;
@@ -755,7 +791,7 @@ static void *sampler(void *arg)
 		switched = switched_locked(why, sizeof(why));
 		if (fts__now(CLOCK_MONOTONIC, &now) < 0)
 			now = due;   /* never fails; were it to, a sample a period */
-		if (pc->hot.src.wait || stepped || switched || now >= due) {
+		if (src->wait || stepped || switched || now >= due) {
 			round_locked(switched ? why : NULL);
 			if (pc->after_round)
 				pc->after_round();
@@ -809,11 +845,12 @@ static void start_thread_locked(void)
 /* With lock held: make sure the history has three samples and the sampler runs. */
 static int start_locked(void)
 {
+	const struct fts__source *src = &pc->hot.src;
 	int rc = 0;
 
 	pthread_once(&atfork_once, register_atfork);
 	/* No counter: stamps are clock readings, which need no history. */
-	if (!FTS__HAVE_COUNTER && pc->hot.src.counter == fts__hw_counter)
+	if (!FTS__HAVE_COUNTER && src->counter == fts__hw_counter)
 		return 0;
 	/* Before conversions rely on a counter the kernel does not keep time with: the
 	 * warp test (not fatal: new stamps then use the clock until it runs) */
@@ -821,8 +858,8 @@ static int start_locked(void)
 	/* Three samples: two intervals, so that each has a neighbour to give the rate. */
 	while (fts_calib_count(realtime_hist()) < 3) {
 		if (fts_calib_count(realtime_hist())) {
-			if (pc->hot.src.sleep) {
-				pc->hot.src.sleep(pc->hot.src.ctx, FIRST_GAP_NS);
+			if (src->sleep) {
+				src->sleep(src->ctx, FIRST_GAP_NS);
 			} else {
 				int64_t now;
 				if (fts__now(CLOCK_MONOTONIC, &now) == 0)
@@ -840,7 +877,7 @@ static int start_locked(void)
 
 static int counter_in_use(void)
 {
-	return pc->hot.src.counter == fts__hw_counter && FTS__HAVE_COUNTER && fts__store_counter && !pc_faulted();
+	return fts__clock_uses_hw() && FTS__HAVE_COUNTER && fts__store_counter && !pc_faulted();
 }
 
 FTS__HOT static uint64_t counter_now(void)
@@ -859,8 +896,8 @@ static const struct fts__attach_clock attach_clock = {
  * shared history. 1 while the process uses it. */
 static int attach_locked(void)
 {
-	int was = fts__attach_in_use(&pc->hot.attach), now = fts__attach_locked(&pc->hot.attach, &pc->attach, realtime_hist() != NULL,
-								    &attach_clock);
+	int was = fts__attach_in_use(&pc->hot.attach);
+	int now = fts__attach_locked(&pc->hot.attach, &pc->attach, own_history(), &attach_clock);
 
 	if (now && !was)
 		view_changed();
@@ -940,13 +977,14 @@ FTS__HOT int fts__clock_prepare(uint64_t newest)
  * band since (the bridge, rule 11). */
 FTS__HOT static int read_line(int k, const struct fts__line *tail, struct fts__line *m)
 {
+	const struct fts__source *src = &pc->hot.src;
 	uint64_t b, a;
 	int64_t rt;
 
 #if FTS__HAVE_COUNTER
 	/* The hardware's, inline: the read before may run early (a wider bracket, still
 	 * around the clock read), the one after is ordered. */
-	if (pc->hot.src.counter == fts__hw_counter) {
+	if (src->counter == fts__hw_counter) {
 		b = fts__counter_read_relaxed() & ~FTS_STAMP_CLOCK_TAG;
 		if (fts__now(fts__hw_clk_id(k), &rt) < 0)
 			return -1;
@@ -955,7 +993,7 @@ FTS__HOT static int read_line(int k, const struct fts__line *tail, struct fts__l
 #endif
 	{
 		b = src_counter();
-		if ((k == FTS__CLK_REALTIME ? pc->hot.src.realtime(pc->hot.src.ctx, &rt) : pc->hot.src.read(pc->hot.src.ctx, k, &rt)) < 0)
+		if ((k == FTS__CLK_REALTIME ? src->realtime(src->ctx, &rt) : src->read(src->ctx, k, &rt)) < 0)
 			return -1;
 		a = src_counter();
 	}
@@ -972,7 +1010,9 @@ FTS__HOT static int read_line(int k, const struct fts__line *tail, struct fts__l
 
 FTS__HOT int fts__clock_epoch(int64_t *e)
 {
-	return pc->hot.src.epoch && pc->hot.src.epoch(pc->hot.src.ctx, e) == 0 ? 0 : -1;
+	const struct fts__source *src = &pc->hot.src;
+
+	return src->epoch && src->epoch(src->ctx, e) == 0 ? 0 : -1;
 }
 
 uint64_t fts__clock_counter_now(void)
@@ -1057,7 +1097,7 @@ int fts_clock_record(const char *path)
 	/* Without a counter (a build without one, or the generic backend chosen at
 	 * start), stamps are clock readings: there is nothing to record. */
 	pthread_mutex_lock(&pc->lock);
-	rc = pc->hot.src.counter == fts__hw_counter && (!FTS__HAVE_COUNTER || !fts__backend_choice()->store_counter);
+	rc = fts__clock_uses_hw() && (!FTS__HAVE_COUNTER || !fts__backend_choice()->store_counter);
 	busy = fts__record_on();
 	pthread_mutex_unlock(&pc->lock);
 	if (rc)
@@ -1169,16 +1209,17 @@ FTS__HOT int fts__clock_uses_hw(void)
 
 void fts__clock_state(struct fts__clock_state *st)
 {
+	struct judged *judged = &pc->of.judged;
 	pthread_mutex_lock(&pc->lock);
 	st->samples_taken = pc_taken();
 	st->running = pc_running();
 	st->threads = pc->alive;
 	st->thread_starts = pc->thread_starts;
 	st->faulted = pc_faulted();
-	snprintf(st->fault, sizeof(st->fault), "%s", pc->of.judged.fault_reason);
-	st->steps = pc->of.judged.steps;
-	st->suspends = pc->of.judged.suspends;
-	st->ambiguous_ns = pc->of.judged.ambiguous_ns;
+	snprintf(st->fault, sizeof(st->fault), "%s", judged->fault_reason);
+	st->steps = judged->steps;
+	st->suspends = judged->suspends;
+	st->ambiguous_ns = judged->ambiguous_ns;
 	proof_reset_once();
 	snprintf(st->proof, sizeof(st->proof), "%s", pc->of.proof.text);
 	st->skew_ns = fts__clock_skew_ns();
@@ -1203,8 +1244,10 @@ FTS__HOT const struct fts_calib *fts__clock_history(int k)
 
 FTS__HOT void fts__clock_view(int k, struct fts__clock_view *v)
 {
+	const struct fts__attached *a = &pc->hot.attach;
+
 	v->cur = fts__clock_history(k);
-	v->old = v->cur && v->cur == fts__attach_view(&pc->hot.attach, k) ? NULL : fts__attach_frozen(&pc->hot.attach, k);
+	v->old = v->cur && v->cur == fts__attach_view(a, k) ? NULL : fts__attach_frozen(a, k);
 }
 
 int fts__clock_holds(int k)
@@ -1227,12 +1270,14 @@ void fts__clock_sharing(char *source, size_t slen, char *path, size_t plen, char
 			size_t nlen)
 {
 	pthread_mutex_lock(&pc->lock);
-	fts__attach_sharing(&pc->hot.attach, &pc->attach, realtime_hist() != NULL, source, slen, path, plen, note, nlen);
+	fts__attach_sharing(&pc->hot.attach, &pc->attach, own_history(), source, slen, path, plen,
+			    note, nlen);
 	pthread_mutex_unlock(&pc->lock);
 }
 
 int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t errlen)
 {
+	struct proof *proof = &pc->of.proof;
 	struct fts__head id;
 	const cpu_set_t *cpus;
 	uint32_t dircap;
@@ -1254,7 +1299,8 @@ int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t er
 		pthread_mutex_unlock(&pc->lock);
 		return -1;
 	}
-	if (fts__attach_serve_open(&pc->attach, path, &id, interval_ns, dircap, len, &region, err, errlen) < 0) {
+	if (fts__attach_serve_open(&pc->attach, path, &id, interval_ns, dircap, len, &region, err,
+				   errlen) < 0) {
 		pthread_mutex_unlock(&pc->lock);
 		return -1;
 	}
@@ -1271,11 +1317,11 @@ int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t er
 		rc = -1;
 	} else if ((rc = start_locked()) < 0) {
 		snprintf(err, errlen, "the first samples: %s", strerror(-rc));
-	} else if (pc->of.proof.state == PROOF_WARPED || pc->of.proof.state == PROOF_NO_RUN) {
-		snprintf(err, errlen, "the counter across CPUs: %s", pc->of.proof.text);
+	} else if (proof->state == PROOF_WARPED || proof->state == PROOF_NO_RUN) {
+		snprintf(err, errlen, "the counter across CPUs: %s", proof->text);
 		rc = -1;
 	} else {
-		cpus = pc->of.proof.state == PROOF_DONE ? &pc->of.proof.cpus : NULL;
+		cpus = proof->state == PROOF_DONE ? &proof->cpus : NULL;
 		rc = fts__attach_serve_show(&pc->attach, cpus, pc_skew_ns(),
 					    src_counter(), err, errlen);
 	}
