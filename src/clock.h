@@ -20,11 +20,15 @@
  * rule, stated beside it; the accessors (below and in clock.c) carry it. Nothing
  * writes a field plainly that is read atomically. */
 struct fts__clock_hot {
+	/* Each clock's history (enum fts__clk), fed by the same samples: set once under
+	 * the lock with a release store, read anywhere with acquire; reset in place
+	 * (fts__calib_reset), never replaced. First: indexed at the object's address. */
+	_Alignas(64) struct fts_calib *hists[FTS__NCLK];
 	/* Bumped under the lock with a release add; read anywhere with acquire
 	 * (fts__clock_gen): what conversions see changed (the histories in view, the
 	 * source, a fault, the offsets between CPUs); what was made from an older one
 	 * (rule 12's line, fresh.h) is not used. */
-	_Alignas(64) unsigned generation;
+	unsigned generation;
 	/* Set by any thread with a relaxed store, taken by the sampler with a relaxed
 	 * exchange: a conversion happened since its last round. */
 	int used;
@@ -35,10 +39,6 @@ struct fts__clock_hot {
 				   * than this (0 until the rate is known) */
 	int64_t skew_ns;          /* fts__clock_skew_ns() of the process's own history */
 	uint64_t taken;           /* samples added */
-	/* Each clock's history (enum fts__clk), fed by the same samples: set once under
-	 * the lock with a release store, read anywhere with acquire; reset in place
-	 * (fts__calib_reset), never replaced. */
-	struct fts_calib *hists[FTS__NCLK];
 	/* What the clock reads: replaced by fts__clock_set_source alone, under the lock,
 	 * while no conversion runs (a test's seam); read anywhere plainly. */
 	struct fts__source src;
