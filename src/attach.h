@@ -91,7 +91,8 @@ void fts__attach_sharing(const struct fts__attached *a, const struct fts__attach
 /* Open the publisher's memory at path for histories of len bytes each (fts__calib_dims),
  * sampled every interval_ns: *region, or -1 with the reason in err. */
 int fts__attach_serve_open(struct fts__attach *s, const char *path, const struct fts__head *id,
-			   int64_t interval_ns, uint32_t dircap, size_t len, void **region, char *err, size_t errlen);
+			   int64_t interval_ns, uint32_t dircap, size_t len, void **region, char *err,
+			   size_t errlen);
 /* The histories are made: the proof (cpus, NULL: none needed; skew_ns), a first beat at
  * counter, and the path shown. 0, or -1 with the reason in err. */
 int fts__attach_serve_show(struct fts__attach *s, const cpu_set_t *cpus, int64_t skew_ns,
@@ -99,7 +100,8 @@ int fts__attach_serve_show(struct fts__attach *s, const cpu_set_t *cpus, int64_t
 /* Stop publishing, if it does (the memory says it stopped, and why; the socket goes). */
 void fts__attach_serve_stop(struct fts__attach *s, const char *why);
 /* A publisher's round: it beats, or says it stopped on a counter fault (why). */
-void fts__attach_serve_round(struct fts__attach *s, int faulted, const char *why, uint64_t counter);
+void fts__attach_serve_round(struct fts__attach *s, int faulted, const char *why,
+			     uint64_t counter);
 /* 1 while this process publishes. */
 int fts__attach_serving(const struct fts__attach *s);
 /* fts__clock_serve_news's answer. */
