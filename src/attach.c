@@ -16,14 +16,6 @@
 #include "shared.h"
 #include "warp.h"
 
-/* The machine's shared history (shared.h), while this process converts with it. */
-struct fts__attached fts__attach FTS__HOT_DATA;
-static int attach_tried;
-static char shared_path[256];         /* the shared history looked for */
-static char shared_note[240];         /* why it is not used, "" while it is */
-/* A publisher (faststamp serve): the history lies in its sealed memory (shared.h). */
-static struct fts__publisher publisher;
-
 /* The shared history's path the first conversion looks for: FASTSTAMP_SHARED, or
  * the default path; "" for FASTSTAMP_SHARED=0 (never). */
 static void wanted_path(char *path, size_t len)
@@ -35,21 +27,22 @@ static void wanted_path(char *path, size_t len)
 
 /* Before the first history: use the machine's shared one if FASTSTAMP_SHARED (a path;
  * 0: never) or the default path names a valid one. */
-static void attach(const struct fts__attach_clock *c)
+static void attach(struct fts__attached *a, struct fts__attach *s,
+		   const struct fts__attach_clock *c)
 {
 	struct fts__head id;
 	cpu_set_t need;
 	char why[160];
 	int with_proof;
 
-	attach_tried = 1;
-	wanted_path(shared_path, sizeof(shared_path));
-	if (!shared_path[0]) {
-		snprintf(shared_note, sizeof(shared_note), "FASTSTAMP_SHARED=0");
+	s->tried = 1;
+	wanted_path(s->path, sizeof(s->path));
+	if (!s->path[0]) {
+		snprintf(s->note, sizeof(s->note), "FASTSTAMP_SHARED=0");
 		return;
 	}
 	if (!c->counter_in_use()) {
-		snprintf(shared_note, sizeof(shared_note), "no counter in use");
+		snprintf(s->note, sizeof(s->note), "no counter in use");
 		return;
 	}
 	/* The clocksource of the counter's choice: one switched since is the publisher's
@@ -60,52 +53,66 @@ static void attach(const struct fts__attach_clock *c)
 	with_proof = c->needs_proof();
 	if (with_proof)
 		fts__cpus_allowed(&need);
-	if (fts__shared_attach(&fts__attach.shared, shared_path, &id, with_proof ? &need : NULL,
+	if (fts__shared_attach(&a->shared, s->path, &id, with_proof ? &need : NULL,
 			       c->counter(), why, sizeof(why)) < 0) {
-		snprintf(shared_note, sizeof(shared_note), "%.60s: %.160s", shared_path, why);
+		snprintf(s->note, sizeof(s->note), "%.60s: %.160s", s->path, why);
 		return;
 	}
-	shared_note[0] = '\0';
-	__atomic_store_n(&fts__attach.attached, 1, __ATOMIC_RELEASE);
+	s->note[0] = '\0';
+	__atomic_store_n(&a->attached, 1, __ATOMIC_RELEASE);
 }
 
-int fts__attach_locked(int own, const struct fts__attach_clock *c)
+int fts__attach_locked(struct fts__attached *a, struct fts__attach *s, int own,
+		       const struct fts__attach_clock *c)
 {
-	if (!attach_tried && !own)
-		attach(c);
-	return fts__attach.attached;
+	if (!s->tried && !own)
+		attach(a, s, c);
+	return a->attached;
 }
 
-void fts__attach_never(void)
+void fts__attach_never(struct fts__attach *s)
 {
-	attach_tried = 1;
+	s->tried = 1;
 }
 
-int fts__attach_leave_locked(const char *why)
+int fts__attach_leave_locked(struct fts__attached *a, struct fts__attach *s, const char *why)
 {
-	if (!fts__attach.attached)
+	if (!a->attached)
 		return 0;
 	/* What was converted with it converts the same from the copy. Readers that still
 	 * hold the view read on: the mapping stays. */
 	for (int k = 0; k < FTS__NCLK; k++)
-		if (fts__attach.shared.views[k])
-			fts__attach.frozen[k] = fts__calib_copy(fts__attach.shared.views[k]);
-	snprintf(shared_note, sizeof(shared_note), "left %.60s: %.160s", shared_path, why);
-	__atomic_store_n(&fts__attach.attached, 0, __ATOMIC_RELEASE);
+		if (a->shared.views[k])
+			__atomic_store_n(&a->frozen[k], fts__calib_copy(a->shared.views[k]),
+					 __ATOMIC_RELEASE);
+	snprintf(s->note, sizeof(s->note), "left %.60s: %.160s", s->path, why);
+	__atomic_store_n(&a->attached, 0, __ATOMIC_RELEASE);
 	return 1;
 }
 
-FTS__HOT int fts__attach_covers(uint64_t newest, uint64_t (*counter)(void), char *why, size_t len)
+void fts__attach_reset(struct fts__attached *a, struct fts__attach *s)
 {
-	return newest <= fts__calib_newest_counter(fts__attach.shared.view) ||
-	       fts__shared_alive(&fts__attach.shared, counter(), why, len);
+	/* Readers that still hold a view or a copy read on: neither is freed. */
+	__atomic_store_n(&a->attached, 0, __ATOMIC_RELEASE);
+	for (int k = 0; k < FTS__NCLK; k++)
+		__atomic_store_n(&a->frozen[k], NULL, __ATOMIC_RELEASE);
+	s->tried = 0;
+	s->path[0] = s->note[0] = '\0';
 }
 
-void fts__attach_state(char *proof, size_t len, int64_t *period_ns)
+FTS__HOT int fts__attach_covers(struct fts__attached *a, uint64_t newest,
+				 uint64_t (*counter)(void), char *why, size_t len)
 {
-	const struct fts__shm_head *h = fts__attach.shared.head;
+	return newest <= fts__calib_newest_counter(a->shared.view) ||
+	       fts__shared_alive(&a->shared, counter(), why, len);
+}
 
-	if (!fts__attach.attached)
+void fts__attach_state(const struct fts__attached *a, char *proof, size_t len,
+		       int64_t *period_ns)
+{
+	const struct fts__shm_head *h = a->shared.head;
+
+	if (!a->attached)
 		return;
 	if (h->proof == FTS__SHM_PROOF_PROVEN)
 		snprintf(proof, len, "proven by the machine's history's publisher (faststamp serve, "
@@ -113,63 +120,65 @@ void fts__attach_state(char *proof, size_t len, int64_t *period_ns)
 	*period_ns = (int64_t)h->interval_ns;
 }
 
-void fts__attach_sharing(int own, char *source, size_t slen, char *path, size_t plen,
-			 char *note, size_t nlen)
+void fts__attach_sharing(const struct fts__attached *a, const struct fts__attach *s, int own,
+			 char *source, size_t slen, char *path, size_t plen, char *note, size_t nlen)
 {
-	int attached = fts__attach.attached;
+	int attached = a->attached;
 
 	own = own && !attached;
 	snprintf(source, slen, "%s", attached ? "shared" : own ? "process" : "");
 	if (attached)
-		snprintf(path, plen, "%s", shared_path);
-	else if (publisher.head)
-		snprintf(path, plen, "%s", publisher.path);
-	else if (!own && !attach_tried)
+		snprintf(path, plen, "%s", s->path);
+	else if (s->publisher.head)
+		snprintf(path, plen, "%s", s->publisher.path);
+	else if (!own && !s->tried)
 		wanted_path(path, plen);   /* where the first conversion will look */
 	else
 		path[0] = '\0';
-	snprintf(note, nlen, "%s", shared_note);
+	snprintf(note, nlen, "%s", s->note);
 }
 
 /* ---- faststamp serve -------------------------------------------------------------- */
 
-int fts__attach_serve_open(const char *path, const struct fts__head *id, int64_t interval_ns,
-			   uint32_t dircap, size_t len, void **region, char *err, size_t errlen)
+int fts__attach_serve_open(struct fts__attach *s, const char *path, const struct fts__head *id,
+			   int64_t interval_ns, uint32_t dircap, size_t len, void **region, char *err,
+			   size_t errlen)
 {
-	return fts__publisher_open(&publisher, path, id, (uint64_t)interval_ns, dircap, len,
+	return fts__publisher_open(&s->publisher, path, id, (uint64_t)interval_ns, dircap, len,
 				   FTS__NCLK, region, err, errlen);
 }
 
-int fts__attach_serve_show(const cpu_set_t *cpus, int64_t skew_ns, uint64_t counter, char *err,
-			   size_t errlen)
+int fts__attach_serve_show(struct fts__attach *s, const cpu_set_t *cpus, int64_t skew_ns,
+			   uint64_t counter, char *err, size_t errlen)
 {
-	fts__publisher_proof(&publisher, cpus, skew_ns);
-	fts__publisher_beat(&publisher, counter);
-	return fts__publisher_show(&publisher, err, errlen);
+	fts__publisher_proof(&s->publisher, cpus, skew_ns);
+	fts__publisher_beat(&s->publisher, counter);
+	return fts__publisher_show(&s->publisher, err, errlen);
 }
 
-void fts__attach_serve_stop(const char *why)
+void fts__attach_serve_stop(struct fts__attach *s, const char *why)
 {
-	if (publisher.head)
-		fts__publisher_close(&publisher, FTS__SHM_STOPPED, why);
+	if (s->publisher.head)
+		fts__publisher_close(&s->publisher, FTS__SHM_STOPPED, why);
 }
 
-void fts__attach_serve_round(int faulted, const char *why, uint64_t counter)
+void fts__attach_serve_round(struct fts__attach *s, int faulted, const char *why, uint64_t counter)
 {
-	if (!publisher.head)
+	if (!s->publisher.head)
 		return;
 	if (faulted)
-		fts__publisher_close(&publisher, FTS__SHM_FAULTED, why);
+		fts__publisher_close(&s->publisher, FTS__SHM_FAULTED, why);
 	else
-		fts__publisher_beat(&publisher, counter);
+		fts__publisher_beat(&s->publisher, counter);
 }
 
-int fts__attach_serving(void)
+int fts__attach_serving(const struct fts__attach *s)
 {
-	return publisher.head != NULL;
+	return s->publisher.head != NULL;
 }
 
-int fts__attach_serve_news(unsigned *seq, char *buf, size_t len, int *failed)
+int fts__attach_serve_news(struct fts__attach *s, unsigned *seq, char *buf, size_t len,
+			   int *failed)
 {
-	return fts__publisher_news(&publisher, seq, buf, len, failed);
+	return fts__publisher_news(&s->publisher, seq, buf, len, failed);
 }

@@ -1,8 +1,10 @@
 /* attach.h - attach.c's interface: the machine's shared history (shared.h) in the
- * process clock, and publishing it (faststamp serve). attach.c calls nothing of the
- * process clock: what it needs of it comes as arguments (struct fts__attach_clock).
- * Its caller, clock.c, holds the process clock's lock across every call named _locked
- * and every serve call; the inline reads below take no lock. Not installed. */
+ * process clock, and publishing it (faststamp serve). attach.c owns no state and calls
+ * nothing of the process clock: its state is two members of the process clock's object
+ * (clock.h), handed to every call, and what it needs of the clock comes as arguments
+ * (struct fts__attach_clock). Its caller, clock.c, holds the process clock's lock across
+ * every call that takes a struct fts__attach; the inline reads below take no lock. Not
+ * installed. */
 #ifndef FTS__ATTACH_H
 #define FTS__ATTACH_H
 
@@ -10,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "clock.h"
+#include "clk.h"
 #include "histfile.h"
 #include "shared.h"
 
@@ -22,69 +24,88 @@ struct fts__attach_clock {
 	uint64_t (*counter)(void);     /* its counter now */
 };
 
-/* The state conversions read. Written under the caller's lock; attached is stored with
- * release after shared and frozen are set, and read with acquire. */
+/* What conversions read of it, without the lock (in the process clock's hot part).
+ * Written under the caller's lock: shared before attached, which is stored with
+ * release and read with acquire (fts__attach_in_use) before shared is read; frozen[k]
+ * stored with release, read with acquire (fts__attach_frozen). */
 struct fts__attached {
-	struct fts__shared shared;             /* the machine's history, while in use */
 	int attached;                          /* shared.views are in use */
 	struct fts_calib *frozen[FTS__NCLK];   /* copies of them, taken on leaving */
+	struct fts__shared shared;             /* the machine's history, while in use */
 };
-extern struct fts__attached fts__attach;
+/* The rest, under the caller's lock alone. */
+struct fts__attach {
+	int tried;             /* looked for (or never to look) */
+	char path[256];        /* the shared history looked for */
+	char note[240];        /* why it is not used, "" while it is */
+	/* A publisher (faststamp serve): the history lies in its sealed memory. */
+	struct fts__publisher publisher;
+};
 
 /* 1 while the process converts with the shared history. */
-static inline int fts__attach_in_use(void)
+static inline int fts__attach_in_use(const struct fts__attached *a)
 {
-	return __atomic_load_n(&fts__attach.attached, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&a->attached, __ATOMIC_ACQUIRE);
 }
 /* The shared history of clock k (NULL: the memory holds none), valid while in use and
  * after (the mapping stays). */
-static inline const struct fts_calib *fts__attach_view(int k)
+static inline const struct fts_calib *fts__attach_view(const struct fts__attached *a, int k)
 {
-	return fts__attach.shared.views[k];
+	return a->shared.views[k];
 }
 /* The copy of it taken on leaving it, or NULL. */
-static inline const struct fts_calib *fts__attach_frozen(int k)
+static inline const struct fts_calib *fts__attach_frozen(const struct fts__attached *a, int k)
 {
-	return __atomic_load_n(&fts__attach.frozen[k], __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&a->frozen[k], __ATOMIC_ACQUIRE);
 }
 /* In use: the publisher's offsets between CPUs. */
-static inline int64_t fts__attach_skew_ns(void)
+static inline int64_t fts__attach_skew_ns(const struct fts__attached *a)
 {
-	return fts__attach.shared.head->skew_ns;
+	return a->shared.head->skew_ns;
 }
 
+/* A new source: the shared history left (its copies dropped) and looked for again by
+ * the next conversion, as at the start; a publisher stays. */
+void fts__attach_reset(struct fts__attached *a, struct fts__attach *s);
 /* Before a history is made (own: the process has its own already): the first call
  * looks for the shared history. 1 while the process uses it. */
-int fts__attach_locked(int own, const struct fts__attach_clock *c);
+int fts__attach_locked(struct fts__attached *a, struct fts__attach *s, int own,
+		       const struct fts__attach_clock *c);
 /* Never look for it (a recorder, a publisher). */
-void fts__attach_never(void);
+void fts__attach_never(struct fts__attach *s);
 /* Stop using it (why: for fts_get_info), keeping a copy of each history: 1 if left. */
-int fts__attach_leave_locked(const char *why);
+int fts__attach_leave_locked(struct fts__attached *a, struct fts__attach *s, const char *why);
 /* In use: do its samples reach newest, or is its publisher alive (counter: the counter
  * now)? 1; else 0 with why. */
-int fts__attach_covers(uint64_t newest, uint64_t (*counter)(void), char *why, size_t len);
+int fts__attach_covers(struct fts__attached *a, uint64_t newest, uint64_t (*counter)(void),
+		       char *why, size_t len);
 /* In use: the proof across CPUs in proof (if the publisher proved it) and its period. */
-void fts__attach_state(char *proof, size_t len, int64_t *period_ns);
+void fts__attach_state(const struct fts__attached *a, char *proof, size_t len,
+		       int64_t *period_ns);
 /* fts__clock_sharing's answer; own: the process has its own history. */
-void fts__attach_sharing(int own, char *source, size_t slen, char *path, size_t plen,
+void fts__attach_sharing(const struct fts__attached *a, const struct fts__attach *s, int own,
+			 char *source, size_t slen, char *path, size_t plen,
 			 char *note, size_t nlen);
 
 /* ---- faststamp serve ---------------------------------------------------------------- */
 /* Open the publisher's memory at path for histories of len bytes each (fts__calib_dims),
  * sampled every interval_ns: *region, or -1 with the reason in err. */
-int fts__attach_serve_open(const char *path, const struct fts__head *id, int64_t interval_ns,
-			   uint32_t dircap, size_t len, void **region, char *err, size_t errlen);
+int fts__attach_serve_open(struct fts__attach *s, const char *path, const struct fts__head *id,
+			   int64_t interval_ns, uint32_t dircap, size_t len, void **region, char *err,
+			   size_t errlen);
 /* The histories are made: the proof (cpus, NULL: none needed; skew_ns), a first beat at
  * counter, and the path shown. 0, or -1 with the reason in err. */
-int fts__attach_serve_show(const cpu_set_t *cpus, int64_t skew_ns, uint64_t counter, char *err,
-			   size_t errlen);
+int fts__attach_serve_show(struct fts__attach *s, const cpu_set_t *cpus, int64_t skew_ns,
+			   uint64_t counter, char *err, size_t errlen);
 /* Stop publishing, if it does (the memory says it stopped, and why; the socket goes). */
-void fts__attach_serve_stop(const char *why);
+void fts__attach_serve_stop(struct fts__attach *s, const char *why);
 /* A publisher's round: it beats, or says it stopped on a counter fault (why). */
-void fts__attach_serve_round(int faulted, const char *why, uint64_t counter);
+void fts__attach_serve_round(struct fts__attach *s, int faulted, const char *why,
+			     uint64_t counter);
 /* 1 while this process publishes. */
-int fts__attach_serving(void);
+int fts__attach_serving(const struct fts__attach *s);
 /* fts__clock_serve_news's answer. */
-int fts__attach_serve_news(unsigned *seq, char *buf, size_t len, int *failed);
+int fts__attach_serve_news(struct fts__attach *s, unsigned *seq, char *buf, size_t len,
+			   int *failed);
 
 #endif /* FTS__ATTACH_H */

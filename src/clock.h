@@ -1,6 +1,6 @@
 /* clock.h - clock.c's interface: the process clock (its histories of every clock, the
- * sampler, the shared history, faststamp serve) and its fault-injection seam. Not
- * installed. */
+ * sampler, the shared history, faststamp serve), its object's hot part and its
+ * fault-injection seam. Declares clock.c's functions alone. Not installed. */
 #ifndef FTS__CLOCK_H
 #define FTS__CLOCK_H
 
@@ -9,9 +9,54 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "attach.h"
 #include "clk.h"
 #include "hwsource.h"
 #include "internal.h"
+
+/* The process clock is one object, fts__clock_pc (clock.c; kernel's tk_core is the
+ * model): this hot part first, cache-aligned, which conversions read without the lock,
+ * then a cold part under the lock (clock.c). Each field of the hot part has one access
+ * rule, stated beside it; the accessors (below and in clock.c) carry it. Nothing
+ * writes a field plainly that is read atomically. */
+struct fts__clock_hot {
+	/* Each clock's history (enum fts__clk), fed by the same samples: set once under
+	 * the lock with a release store, read anywhere with acquire; reset in place
+	 * (fts__calib_reset), never replaced. First: indexed at the object's address. */
+	_Alignas(64) struct fts_calib *hists[FTS__NCLK];
+	/* Bumped under the lock with a release add; read anywhere with acquire
+	 * (fts__clock_gen): what conversions see changed (the histories in view, the
+	 * source, a fault, the offsets between CPUs); what was made from an older one
+	 * (rule 12's line, fresh.h) is not used. */
+	unsigned generation;
+	/* Set by any thread with a relaxed store, taken by the sampler with a relaxed
+	 * exchange: a conversion happened since its last round. */
+	int used;
+	/* Written under the lock with relaxed atomic stores; read anywhere relaxed: */
+	int faulted;              /* the counter was found faulty (new stamps use the clock) */
+	int running;              /* the sampler thread of this source exists */
+	uint64_t period_ticks;    /* without a sampler, a conversion samples a history older
+				   * than this (0 until the rate is known) */
+	int64_t skew_ns;          /* fts__clock_skew_ns() of the process's own history */
+	uint64_t taken;           /* samples added */
+	/* What the clock reads: replaced by fts__clock_set_source alone, under the lock,
+	 * while no conversion runs (a test's seam); read anywhere plainly. */
+	struct fts__source src;
+	/* The shared history as conversions read it: attach.h's rule. */
+	struct fts__attached attach;
+};
+/* Declared incomplete here: its hot part is its first member, reached by
+ * fts__clock_hot(), a constant address (no load). */
+struct fts__clock;
+extern struct fts__clock fts__clock_pc;
+static inline struct fts__clock_hot *fts__clock_hot(void)
+{
+	return (struct fts__clock_hot *)(void *)&fts__clock_pc;
+}
+static inline unsigned fts__clock_gen(void)
+{
+	return __atomic_load_n(&fts__clock_hot()->generation, __ATOMIC_ACQUIRE);
+}
 
 /* Replace the process clock's source (NULL: the real hardware) and drop the history
  * and any fault. For tests; not safe against concurrent conversions. */
@@ -44,14 +89,6 @@ int fts__clock_read(int k, const struct fts__line *fwd, struct fts__line *m);
 /* When h is the process's own history of clock k: a sample now, unless one since
  * reaches x; 1. 0 when h is not its own (the shared one). */
 int fts__clock_sample_to(int k, const struct fts_calib *h, uint64_t x);
-/* The generation of what conversions see of the process clock: bumped when the
- * histories in view, the source, a fault or the offsets between CPUs change; what was
- * made from an older one (rule 12's line, fresh.h) is not used. */
-extern unsigned fts__clock_generation;
-static inline unsigned fts__clock_gen(void)
-{
-	return __atomic_load_n(&fts__clock_generation, __ATOMIC_ACQUIRE);
-}
 /* fn is called by the sampler thread after each round, with the lock held (fresh.c:
  * rule 12's lines from the new tails). Set once, before a sampler runs. */
 void fts__clock_on_round(void (*fn)(void));

@@ -371,7 +371,7 @@ FTS__HOT int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *er
 FTS__HOT int fts_convert_clock(const fast_timestamp_t *stamp, clockid_t clock, int64_t *ns,
 			       int64_t *err_ns)
 {
-	int k = fts__clk_of(clock);
+	int k = fts__hw_clk_of(clock);
 
 	if (k < 0)
 		return fts__fail(EINVAL);
@@ -400,7 +400,7 @@ FTS__HOT int fts_convert_array(const fast_timestamp_t *stamps, size_t n, int64_t
 FTS__HOT int fts_convert_array_clock(const fast_timestamp_t *stamps, size_t n, clockid_t clock,
 				     int64_t *ns, int64_t *err_ns)
 {
-	int k = fts__clk_of(clock);
+	int k = fts__hw_clk_of(clock);
 
 	if (k < 0)
 		return fts__fail(EINVAL);

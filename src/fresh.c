@@ -33,11 +33,11 @@
 #define FRESH_CHAIN_NS 100000000   /* the sampler's period */
 #define FRESH_TRIES 3              /* a line from the narrowest of this many reads */
 
-struct fts__fresh fts__fresh_of[FTS__NCLK] FTS__HOT_DATA = {
-	{ .made = 1 }, { .made = 1 }, { .made = 1 }, { .made = 1 }, { .made = 1 } };
-/* The narrowest bound of a read of each clock seen: written by any thread, relaxed. */
-static uint64_t narrowest[FTS__NCLK] FTS__HOT_DATA = {
-	UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX };
+/* No line yet: made 1, a generation not yet seen (it starts at 0). */
+struct fts__fresh_lines fts__fresh_lines FTS__HOT_DATA = {
+	.line = { { .made = 1 }, { .made = 1 }, { .made = 1 }, { .made = 1 }, { .made = 1 } },
+	.narrowest = { UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX },
+};
 
 /* Store rule 12's line for counter values from read->c0 on: the bridge (rule 11)
  * between the tail and the clock read *read at the read's middle, carried on at the
@@ -51,7 +51,7 @@ FTS__HOT static void publish(int k, const struct fts__line *tail, const struct f
 			     uint64_t chain_end)
 {
 	int64_t n0, e0, mult = tail->mult, grow = tail->grow;
-	struct fts__fresh *fr = &fts__fresh_of[k];
+	struct fts__fresh *fr = &fts__fresh_lines.line[k];
 	uint64_t span;
 	unsigned s;
 
@@ -110,10 +110,10 @@ FTS__HOT static void publish(int k, const struct fts__line *tail, const struct f
  * through it would carry that uncertainty for milliseconds. */
 FTS__HOT static int narrow(int k, uint64_t err)
 {
-	uint64_t n = __atomic_load_n(&narrowest[k], __ATOMIC_RELAXED);
+	uint64_t n = __atomic_load_n(&fts__fresh_lines.narrowest[k], __ATOMIC_RELAXED);
 
 	if (err < n)
-		__atomic_store_n(&narrowest[k], n = err, __ATOMIC_RELAXED);
+		__atomic_store_n(&fts__fresh_lines.narrowest[k], n = err, __ATOMIC_RELAXED);
 	return err <= 2 * n;
 }
 

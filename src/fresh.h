@@ -26,7 +26,18 @@ struct fts__fresh {
 	int64_t skew;                /* offsets between CPUs, when it was made */
 	uint64_t chain_end;          /* renewals bridge from it up to here */
 };
-extern struct fts__fresh fts__fresh_of[FTS__NCLK];
+/* fresh.c's one object, in the hot data section beside the process clock's hot part.
+ * Its rule: any thread reads and writes every field with relaxed atomic accesses; a
+ * line is whole only between two equal even reads of its seq (fts__fresh_load), and one
+ * writer at a time makes it odd, by compare-exchange (fresh.c). narrowest[] are hints
+ * (the narrowest read bound seen of each clock), never checked against anything. Not
+ * the process clock's: it has its own protocol, needs no reset (a line of an older
+ * generation is not used), and clock.c must not know it (fresh.c is above it). */
+struct fts__fresh_lines {
+	struct fts__fresh line[FTS__NCLK];
+	uint64_t narrowest[FTS__NCLK];
+};
+extern struct fts__fresh_lines fts__fresh_lines;
 
 /* A private copy of a fresh line. */
 struct fts__fresh_view {
@@ -39,13 +50,13 @@ struct fts__fresh_view {
  * hint, checked by fts__fresh_load). */
 static inline uint64_t fts__fresh_from(int k)
 {
-	return FTS__LD(fts__fresh_of[k].c0);
+	return FTS__LD(fts__fresh_lines.line[k].c0);
 }
 
 /* A whole copy of clock k's line of this generation: 1; 0 if there is none. */
 FTS__HOT static inline int fts__fresh_load(int k, struct fts__fresh_view *f)
 {
-	const struct fts__fresh *fr = &fts__fresh_of[k];
+	const struct fts__fresh *fr = &fts__fresh_lines.line[k];
 	unsigned s = __atomic_load_n(&fr->seq, __ATOMIC_ACQUIRE);
 
 	if ((s & 1) || FTS__LD(fr->made) != fts__clock_gen())

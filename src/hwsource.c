@@ -39,7 +39,7 @@ int fts__hw_clocks(void *ctx, struct fts__clocks *v)
 int fts__hw_clock(void *ctx, int k, int64_t *ns)
 {
 	(void)ctx;
-	return fts__now(fts__clk_id(k), ns);
+	return fts__now(fts__hw_clk_id(k), ns);
 }
 
 static const clockid_t clk_ids[FTS__NCLK] = {
@@ -48,7 +48,7 @@ static const clockid_t clk_ids[FTS__NCLK] = {
 	[FTS__CLK_RAW] = CLOCK_MONOTONIC_RAW,
 };
 
-int fts__clk_of(clockid_t id)
+int fts__hw_clk_of(clockid_t id)
 {
 	for (int k = 0; k < FTS__NCLK; k++)
 		if (clk_ids[k] == id)
@@ -56,7 +56,7 @@ int fts__clk_of(clockid_t id)
 	return -1;
 }
 
-clockid_t fts__clk_id(int k)
+clockid_t fts__hw_clk_id(int k)
 {
 	return clk_ids[k];
 }

@@ -13,9 +13,9 @@
 #include "warp.h"
 
 /* The index of clock id, or -1 for a clock stamps do not convert to. */
-int fts__clk_of(clockid_t id);
+int fts__hw_clk_of(clockid_t id);
 /* The clock id of index k. */
-clockid_t fts__clk_id(int k);
+clockid_t fts__hw_clk_id(int k);
 struct fts__source {
 	/* Counter for sampling, ordered like store_fast_timestamp() reads it. */
 	uint64_t (*counter)(void *ctx);

@@ -79,7 +79,7 @@ static int take(int k, struct obs *o)
 
 	for (int i = 0; i < TRIES; i++) {
 		int64_t a, v, b;
-		if (read_clock(CLOCK_REALTIME, &a) < 0 || read_clock(fts__clk_id(k), &v) < 0 ||
+		if (read_clock(CLOCK_REALTIME, &a) < 0 || read_clock(fts__hw_clk_id(k), &v) < 0 ||
 		    read_clock(CLOCK_REALTIME, &b) < 0 || a < 0 || b < a)
 			continue;
 		if (!got || (uint64_t)(b - a) < o->hi - o->lo) {

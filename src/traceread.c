@@ -47,7 +47,7 @@ struct fts_trace *fts_trace_open(const char *path, clockid_t clock)
 	struct fts__fileinfo fi;
 	struct fts_trace *t;
 	unsigned char f[16];
-	int k = fts__clk_of(clock), rc;
+	int k = fts__hw_clk_of(clock), rc;
 
 	if (!path || k < 0)
 		return fts__fail_null(EINVAL);

@@ -121,7 +121,7 @@ static void every_clock_as_live(void **state)
 		assert_same(live, sv[k], lo, hi);
 		for (int i = 0; i < CLK_N; i++) {
 			int64_t ns, err, n1, e1, n2, e2;
-			assert_int_equal(fts_convert_clock(&st[i], fts__clk_id(k), &ns, &err), 0);
+			assert_int_equal(fts_convert_clock(&st[i], fts__hw_clk_id(k), &ns, &err), 0);
 			assert_int_equal(fts_calib_convert(rc[k], st[i], &n1, &e1), 0);
 			assert_int_equal(fts_calib_convert(sv[k], st[i], &n2, &e2), 0);
 			assert_int_equal(n1, ns);

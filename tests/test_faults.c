@@ -105,7 +105,7 @@ static struct verdict judge_clock(const char *what, int k)
 		int64_t ns, err, miss, truth = st.of[k][i];
 		int amb = (moved & CLK(k)) && st.t[i] + amb_margin >= amb_from &&
 			  st.t[i] <= amb_to + amb_margin;
-		assert_int_equal(fts_convert_clock(&st.s[i], fts__clk_id(k), &ns, &err), 0);
+		assert_int_equal(fts_convert_clock(&st.s[i], fts__hw_clk_id(k), &ns, &err), 0);
 		miss = ns > truth ? ns - truth : truth - ns;
 		if (miss > err && v.uncovered++ < 5)
 			print_message("  miss: %s %.0Lf us from the span's start, est %lld err %lld "
@@ -694,6 +694,81 @@ static void sorted_batches(void **unused)
 	assert_int_equal(uncovered, 0);
 }
 
+/* What the process clock knows of a source, as seen from outside. */
+struct observed {
+	struct fts__clock_state cs;
+	char source[16], path[256], note[256];
+	int count[FTS__NCLK];
+	int store_counter;
+};
+
+static void observe(struct observed *o)
+{
+	memset(o, 0, sizeof(*o));
+	fts__clock_state(&o->cs);
+	fts__clock_sharing(o->source, sizeof(o->source), o->path, sizeof(o->path), o->note,
+			   sizeof(o->note));
+	for (int k = 0; k < FTS__NCLK; k++)
+		o->count[k] = fts_calib_count(fts__clock_history(k));
+	o->store_counter = fts__store_counter;
+}
+
+/* A new source forgets all the process clock found of the one before, whatever it was:
+ * samples, a step, a fault, the look for the shared history. Every observable of it
+ * is then as after the first reset (the thread counts alone run on). */
+static void reset_forgets_all(void **unused)
+{
+	struct observed first, again;
+	const char *was = getenv("FASTSTAMP_SHARED");
+	char saved[256];
+	unsigned gen;
+	(void)unused;
+
+	snprintf(saved, sizeof(saved), "%s", was ? was : "");
+	setenv("FASTSTAMP_SHARED", "0", 1);
+	simc_use(5, 30);
+	observe(&first);
+	assert_int_equal(first.cs.samples_taken, 0);
+	assert_string_equal(first.note, "");
+	/* samples, a step, a look for the shared history (refused), a fault */
+	assert_int_equal(fts_clock_start(), 0);
+	run(0.3e9L, 1e6L);
+	simc_step(1e9L);
+	assert_int_equal(sample_now(), 0);
+	simc_counter_fault(simc_counter_at(simc.t) + 2600000000u, 1, 1);
+	assert_int_equal(sample_now(), -EIO);
+	observe(&again);
+	assert_int_equal(again.cs.faulted, 1);
+	assert_true(again.cs.steps >= 1);
+	assert_string_equal(again.note, "FASTSTAMP_SHARED=0");
+	gen = fts__clock_gen();
+
+	simc_use(5, 30);
+	observe(&again);
+	assert_true(fts__clock_gen() != gen);   /* a line made before is not used */
+	assert_int_equal(again.cs.samples_taken, first.cs.samples_taken);
+	assert_int_equal(again.cs.steps, first.cs.steps);
+	assert_int_equal(again.cs.suspends, first.cs.suspends);
+	assert_int_equal(again.cs.running, first.cs.running);
+	assert_int_equal(again.cs.faulted, first.cs.faulted);
+	assert_int_equal(again.cs.ambiguous_ns, first.cs.ambiguous_ns);
+	assert_string_equal(again.cs.fault, first.cs.fault);
+	assert_string_equal(again.cs.proof, first.cs.proof);
+	assert_int_equal(again.cs.skew_ns, first.cs.skew_ns);
+	assert_int_equal(again.cs.period_ns, first.cs.period_ns);
+	assert_string_equal(again.source, first.source);
+	assert_string_equal(again.path, first.path);
+	assert_string_equal(again.note, first.note);
+	for (int k = 0; k < FTS__NCLK; k++)
+		assert_int_equal(again.count[k], first.count[k]);
+	assert_int_equal(again.store_counter, first.store_counter);
+	fts__clock_set_source(NULL);
+	if (was)
+		setenv("FASTSTAMP_SHARED", saved, 1);
+	else
+		unsetenv("FASTSTAMP_SHARED");
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -710,6 +785,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(sampler_thread),
 		cmocka_unit_test(monotonic_conversions),
 		cmocka_unit_test(sorted_batches),
+		cmocka_unit_test(reset_forgets_all),
 	};
 	return fts_test_run(tests, argc, argv);
 }

@@ -55,7 +55,7 @@ static uint64_t rng = 88172645463325252ull;
 
 static int sim_now(clockid_t id, int64_t *ns)
 {
-	int k = fts__clk_of(id);
+	int k = fts__hw_clk_of(id);
 	if (k < 0)
 		return -EINVAL;
 	/* a read takes READ_NS, and sometimes up to 4 times more (uneven, as real ones) */
@@ -102,7 +102,7 @@ static void run(int64_t ns)
 		if ((m.t / EVERY_NS) % (CONSUME_NS / EVERY_NS) == 0) {
 			for (int k = 1; k < NCLK; k++) {
 				int64_t v, e;
-				assert_int_equal(fts_convert_clock(&st.s[st.n - 1], fts__clk_id(k), &v, &e), 0);
+				assert_int_equal(fts_convert_clock(&st.s[st.n - 1], fts__hw_clk_id(k), &v, &e), 0);
 				assert_true(llabs(v - st.of[k][st.n - 1]) <= e);
 			}
 		}
@@ -139,7 +139,7 @@ static void judge(const char *what, int64_t from, int64_t to)
 			int64_t r = st.of[FTS__CLK_REALTIME][i];
 			int q = (st.t[i] < from - 2 * CONSUME_NS || st.t[i] > to + 2 * CONSUME_NS) &&
 				(r < twice_lo || r > twice_hi);
-			assert_int_equal(fts_convert_clock(&st.s[i], fts__clk_id(k), &v, &e), 0);
+			assert_int_equal(fts_convert_clock(&st.s[i], fts__hw_clk_id(k), &v, &e), 0);
 			off = llabs(v - st.of[k][i]);
 			if (off > e && miss++ < 3)
 				print_message("  miss: %s stamp %zu, %.3f ms from the event: est %lld err %lld "
@@ -232,7 +232,7 @@ static void converted_in_a_row(void **unused)
 		size_t exact = 0;
 		for (size_t i = 0; i < st.n; i++) {
 			int64_t v, e;
-			assert_int_equal(fts_convert_clock(&st.s[i], fts__clk_id(k), &v, &e), 0);
+			assert_int_equal(fts_convert_clock(&st.s[i], fts__hw_clk_id(k), &v, &e), 0);
 			assert_true(llabs(v - st.of[k][i]) <= e);
 			exact += llabs(v - st.of[k][i]) <= 100;
 		}
