@@ -49,10 +49,6 @@
 #define WIDE_NS 10000               /* a bound wider than this is "ambiguous" */
 #define MAX_RECS (2 << 20)          /* ~10 s of stamps, 64 MiB */
 #define SHOW 5                      /* misses printed in detail */
-/* The samples of the run, recorded (fts_clock_record): printed after a miss, so that
- * the host keeps them (run-scenario: NAME.fth) and the miss replays from them. */
-#define RECORD_PATH "/guest.fth"   /* the initramfs, in memory */
-#define MISSED_MAX 64               /* missed stamps printed for the replay */
 #define CLOCKSOURCE "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 #define PROOF_TRIES 3               /* processes that try the warp test, at most */
 #define PROOF_TRIES_ENV "FTS_GUEST_PROOF_TRIES"
@@ -538,35 +534,6 @@ static int decision(void)
 	return 0;
 }
 
-/* After a miss: the record of the run's samples in hex (FTS-RECORD lines, which
- * run-scenario turns back into a file), and the missed stamps as the replay needs them
- * (FTS-MISSED: the clock, the stamp, what the clock read around it, the conversion). */
-static void print_record(const int64_t *est, const int64_t *err, size_t n,
-			 const struct fault *f)
-{
-	unsigned char b[64];
-	size_t got, shown = 0;
-	FILE *rf = fopen(RECORD_PATH, "rb");
-
-	while (rf && (got = fread(b, 1, sizeof(b), rf)) > 0) {
-		printf("FTS-RECORD ");
-		for (size_t j = 0; j < got; j++)
-			printf("%02x", b[j]);
-		printf("\n");
-	}
-	if (rf)
-		fclose(rf);
-	for (size_t i = 0; i < n && shown < MISSED_MAX; i++) {
-		if (err[i] < 0 || !miss(&recs[i], est[i], err[i]))
-			continue;
-		shown++;
-		printf("FTS-MISSED #%zu clock=%s t_us=%+.3f stamp=%" PRIu64 " before=%" PRId64
-		       " after=%" PRId64 " est=%" PRId64 " err=%" PRId64 " miss=%" PRId64 "\n", i,
-		       clk[recs[i].k].name, rel_us(&recs[i], f), (uint64_t)recs[i].stamp,
-		       recs[i].before, recs[i].after, est[i], err[i], miss(&recs[i], est[i], err[i]));
-	}
-}
-
 int main(int argc, char **argv)
 {
 	const struct scenario *sc = NULL;
@@ -663,8 +630,6 @@ int main(int argc, char **argv)
 		printf("FTS-PROOF execv: %s\n", strerror(errno));
 	}
 	snprintf(proof_start, sizeof(proof_start), "%s", info.proof);
-	if (fts_clock_record(RECORD_PATH) < 0)
-		printf("FTS-INFO no record of the samples: %s\n", strerror(errno));
 	read_clocks(&cs);
 	pthread_create(&st, NULL, stamper, NULL);
 	pthread_create(&ct, NULL, converter, NULL);
@@ -768,9 +733,6 @@ int main(int argc, char **argv)
 		if (m > cv[k].worst)
 			cv[k].worst = m;
 	}
-	fts_clock_record(NULL);
-	if (outside)
-		print_record(est, err, n, &f);
 	if (!outside)
 		printf("  none\n");
 	else
