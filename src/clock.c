@@ -433,18 +433,48 @@ static int move_locked(int cpu)
 	return 0;
 }
 
-/* With lock held, in the sampler: move to the next CPU the counter was proven on. */
-static void next_cpu_locked(void)
+/* With lock held: the CPU after the one the sampler is on among those the counter was
+ * proven on, or -1 (not proven, or one CPU). */
+static int next_cpu_locked(void)
 {
 	struct proof *proof = &pc->of.proof;
 
 	if (proof->state != PROOF_DONE || CPU_COUNT(&proof->cpus) < 2)
-		return;
+		return -1;
 	for (int i = 1; i <= CPU_SETSIZE; i++) {
 		int cpu = (proof->cpu + i + CPU_SETSIZE) % CPU_SETSIZE;
-		if (CPU_ISSET(cpu, &proof->cpus) && move_locked(cpu) == 0)
-			return;
+		if (CPU_ISSET(cpu, &proof->cpus))
+			return cpu;
 	}
+	return -1;
+}
+
+/* Without the lock: the calling thread (the sampler) moves to the next CPU. A move
+ * returns once that CPU runs the thread, which on a CPU kept busy by a thread of the
+ * program takes a scheduler's slice (3 ms measured beside a pinned thread that never
+ * sleeps): not a wait for the lock's other users (conversions, the event drain). */
+static void move_next(void)
+{
+	struct proof *proof = &pc->of.proof;
+	int (*migrate)(void *, int);
+	void *ctx;
+	unsigned gen;
+	int cpu;
+
+	pthread_mutex_lock(&pc->lock);
+	cpu = next_cpu_locked();
+	migrate = pc->hot.src.migrate ? pc->hot.src.migrate : fts__hw_migrate;
+	ctx = pc->hot.src.ctx;
+	gen = pc->source_gen;
+	pthread_mutex_unlock(&pc->lock);
+	if (cpu < 0 || migrate(ctx, cpu) < 0)
+		return;
+	pthread_mutex_lock(&pc->lock);
+	if (gen == pc->source_gen) {   /* else the proof was reset meanwhile */
+		proof->cpu = cpu;
+		proof->mover = pthread_self();
+	}
+	pthread_mutex_unlock(&pc->lock);
 }
 
 /* The narrowest of tries brackets of clock k by the counter. 0 or a negative errno. */
@@ -654,11 +684,10 @@ int fts__clock_sample(void)
 }
 
 /* With lock held: a sampler round. A warp test that could not run is retried when
- * due; the sampler moves to the next CPU and samples there. */
+ * due; then a sample. The sampler moves to the next CPU between rounds (move_next). */
 static int round_locked(const char *why)
 {
 	prove_locked();
-	next_cpu_locked();
 	return sample_locked(why);
 }
 
@@ -666,7 +695,11 @@ int fts__clock_round(void)
 {
 	int rc;
 	pthread_mutex_lock(&pc->lock);
-	rc = round_locked(NULL);
+	prove_locked();
+	pthread_mutex_unlock(&pc->lock);
+	move_next();
+	pthread_mutex_lock(&pc->lock);
+	rc = sample_locked(NULL);
 	pthread_mutex_unlock(&pc->lock);
 	return rc;
 }
@@ -764,7 +797,7 @@ static void *sampler(void *arg)
 	}
 	for (;;) {
 		char why[128];
-		int switched, stepped = 0;
+		int switched, stepped = 0, moving;
 		int64_t now = 0;
 
 		if (src->wait)
@@ -791,7 +824,7 @@ static void *sampler(void *arg)
 		switched = switched_locked(why, sizeof(why));
 		if (fts__now(CLOCK_MONOTONIC, &now) < 0)
 			now = due;   /* never fails; were it to, a sample a period */
-		if (src->wait || stepped || switched || now >= due) {
+		if ((moving = src->wait || stepped || switched || now >= due)) {
 			round_locked(switched ? why : NULL);
 			if (pc->after_round)
 				pc->after_round();
@@ -804,6 +837,8 @@ static void *sampler(void *arg)
 		if (fts__now(CLOCK_MONOTONIC, &now) == 0 && fts__record_due(now))
 			fts__record_flush();
 		pthread_mutex_unlock(&pc->lock);
+		if (moving)   /* the next round on the next CPU */
+			move_next();
 	}
 }
 

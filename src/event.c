@@ -275,7 +275,7 @@ FTS__API FTS__HOT int fts__event_put(uint32_t head, uint64_t f0, uint64_t f1, ui
 	return 0;
 }
 
-size_t fts__rings_take(struct fts__ring_batch **bp, size_t *cap)
+size_t fts__rings_take(struct fts__ring_batch **bp, size_t *cap, size_t most)
 {
 	size_t n = 0;
 
@@ -301,7 +301,9 @@ size_t fts__rings_take(struct fts__ring_batch **bp, size_t *cap)
 		}
 		b = &(*bp)[n++];
 		*b = (struct fts__ring_batch){ .ring = r, .head = h, .dropped_to = d, .tid = r->tid,
-					       .dropped = d - r->dropped_seen, .n = (size_t)(h - t) };
+					       .dropped = d - r->dropped_seen,
+					       .n = h - t < most ? (size_t)(h - t) : most };
+		b->head = t + b->n;
 		b->rec1 = r->rec + at;
 		b->n1 = b->n < r->mask + 1 - at ? b->n : r->mask + 1 - at;
 		b->rec2 = r->rec;

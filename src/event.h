@@ -71,9 +71,10 @@ struct fts__ring_batch {
 	struct fts__evrec *rec1, *rec2;
 	size_t n1, n2;
 };
-/* A batch for every ring with records or drops not yet released, into *b (grown as
- * needed, *cap its room): how many, or (size_t)-1 when no memory (nothing taken). */
-size_t fts__rings_take(struct fts__ring_batch **b, size_t *cap);
+/* A batch for every ring with records or drops not yet released, at most `most` of a
+ * ring's records each, into *b (grown as needed, *cap its room): how many, or
+ * (size_t)-1 when no memory (nothing taken). */
+size_t fts__rings_take(struct fts__ring_batch **b, size_t *cap, size_t most);
 /* The records of n batches taken given back to their writers; the rings of threads
  * gone are freed once every record of theirs was released. */
 void fts__rings_release(const struct fts__ring_batch *b, size_t n);

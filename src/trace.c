@@ -159,10 +159,11 @@ static int events_blocks(const struct fts__ring_batch *b)
 	return 0;
 }
 
-/* With trace_lock held: one round. sample: a sample of the clock first. *moved: the
- * records it took. 0, or negative errno: a failed write loses the round's records
- * (counted); with no memory for the round they stay in the rings for the next. */
-static int round_locked(int sample, uint64_t *moved)
+/* With trace_lock held: one round, of at most `most` records of each ring. sample: a
+ * sample of the clock first. *moved: the records it took. 0, or negative errno: a
+ * failed write loses the round's records (counted); with no memory for the round they
+ * stay in the rings for the next. */
+static int round_locked(int sample, uint64_t *moved, size_t most)
 {
 	unsigned char *tap = NULL;
 	size_t ntap = fts__clock_tap_take(&tap, sample), nb = 0;
@@ -175,8 +176,8 @@ static int round_locked(int sample, uint64_t *moved)
 		unsigned char *o = realloc(tr.out, OUT_BYTES);
 		if (!o)
 			rc = -ENOMEM;
-		else
-			tr.out = o, tr.capout = OUT_BYTES;
+		else   /* its pages mapped now, not in a round that has a ring to empty */
+			tr.out = memset(o, 0, OUT_BYTES), tr.capout = OUT_BYTES;
 	}
 	/* the samples, as the tap kept them: type, length, payload */
 	for (size_t at = 0; at + 8 <= ntap && rc == 0;) {
@@ -190,7 +191,7 @@ static int round_locked(int sample, uint64_t *moved)
 	free(tap);
 	/* the records: a type is defined before an event of it is written, so the types
 	 * counted after the rings were read cover every record taken */
-	if (!rc && (nb = fts__rings_take(&tr.b, &tr.capb)) == (size_t)-1) {
+	if (!rc && (nb = fts__rings_take(&tr.b, &tr.capb, most)) == (size_t)-1) {
 		nb = 0;
 		rc = -ENOMEM;
 	}
@@ -278,7 +279,7 @@ static void *drain_main(void *arg)
 		uint32_t k;
 		struct timespec ts;
 
-		round_locked(0, &moved);
+		round_locked(0, &moved, fts__rings_size() / 4);
 		pthread_mutex_unlock(&trace_lock);
 		/* a quarter of a ring or more in a round: go on at once */
 		if (moved >= fts__rings_size() / 4) {
@@ -380,7 +381,7 @@ int fts_trace_start(const char *path)
 	if (!rc && (rc = -fts__write_header(fd, &h)) == 0 &&
 	    (rc = -fts__write_block(fd, FTS__BLK_TRACE, p, sizeof(p))) == 0) {
 		tr.good = lseek(fd, 0, SEEK_CUR);
-		rc = -round_locked(0, NULL);
+		rc = -round_locked(0, NULL, SIZE_MAX);
 	}
 	if (!rc) {
 		sigfillset(&all);
@@ -423,7 +424,7 @@ int fts_trace_stop(void)
 		pthread_join(t, NULL);
 	}
 	pthread_mutex_lock(&trace_lock);
-	round_locked(1, NULL);
+	round_locked(1, NULL, SIZE_MAX);
 	put64(p, tr.st.events);
 	put64(p + 8, tr.st.dropped);
 	put64(p + 16, tr.st.lost);
@@ -446,7 +447,7 @@ int fts_trace_drain(void)
 	int rc;
 
 	pthread_mutex_lock(&trace_lock);
-	rc = tr.fd < 0 || tr.stop ? -ENOENT : round_locked(0, NULL);
+	rc = tr.fd < 0 || tr.stop ? -ENOENT : round_locked(0, NULL, SIZE_MAX);
 	pthread_mutex_unlock(&trace_lock);
 	return rc ? fts__fail(-rc) : 0;
 }

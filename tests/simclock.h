@@ -84,11 +84,16 @@ static inline int simc_cpus(void *ctx, cpu_set_t *set)
 	return 0;
 }
 
+/* Called inside a move when set: a test's look at what a move may hold. */
+static void (*simc_on_migrate)(void) __attribute__((unused));
+
 static inline int simc_migrate(void *ctx, int cpu)
 {
 	(void)ctx;
 	if (cpu < 0 || cpu >= simc.ncpu)
 		return -EINVAL;
+	if (simc_on_migrate)
+		simc_on_migrate();
 	simc.cpu = cpu;
 	simc.t += 26000;   /* 10 us */
 	return 0;

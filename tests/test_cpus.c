@@ -8,11 +8,13 @@
  * past a fault, between the move and the sample that finds it: the detection window,
  * measured here. */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -359,6 +361,50 @@ static void no_offset_no_fault(void **unused)
 	simc_stop_thread();
 }
 
+/* A move to another CPU returns once that CPU runs the sampler: a scheduler's slice
+ * when a thread of the program keeps it busy. The sampler moves without the process
+ * clock's lock, so that conversions, the event drain and fts_get_info, which take it,
+ * do not wait with it: inside a move, another thread's fts_get_info returns. */
+static pthread_t looker;
+static int moves, looked_in_time;
+
+static void *look(void *unused)
+{
+	struct fts_info in = { .size = sizeof(in) };
+	(void)unused;
+	assert_int_equal(fts_get_info(&in), 0);
+	return NULL;
+}
+
+static void look_while_moving(void)
+{
+	struct timespec ts;
+
+	moves++;
+	assert_int_equal(pthread_create(&looker, NULL, look, NULL), 0);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 5;   /* it takes microseconds; 5 s is a lock held */
+	looked_in_time = pthread_timedjoin_np(looker, NULL, &ts) == 0;
+}
+
+static void moves_without_the_lock(void **unused)
+{
+	(void)unused;
+	simc_use_cpus(60, NCPU);
+	st.n = 0;
+	assert_int_equal(fts_clock_start(), 0);
+	run(300e6L, -1, 0, NULL);   /* proven, on CPU 0 or 1 */
+	moves = looked_in_time = 0;
+	simc_on_migrate = look_while_moving;
+	fts__clock_round();
+	simc_on_migrate = NULL;
+	if (moves && !looked_in_time)
+		pthread_join(looker, NULL);   /* the round has let the lock go */
+	assert_int_equal(moves, 1);
+	assert_true(looked_in_time);
+	simc_stop_thread();
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -368,6 +414,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(jump_on_every_cpu),
 		cmocka_unit_test(proof_retried_by_sampler),
 		cmocka_unit_test(no_offset_no_fault),
+		cmocka_unit_test(moves_without_the_lock),
 	};
 	return fts_test_run(tests, argc, argv);
 }
