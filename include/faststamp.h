@@ -664,8 +664,10 @@ FTS__API int fts_clock_record(const char *path);
  * finds its ring half full (one futex wake, a system call made on that path alone).
  * fts_trace_drain() does a round in the caller. Each round writes the process clock's
  * samples taken since the last (the blocks of a record, faststamp-history(5)), then the
- * event types defined since, then the records, each as long as its fields (12 bytes
- * and 8 a field), in blocks of a ring's records, each under a CRC:
+ * event types defined since, then the records (at most a quarter of each ring a
+ * round), each as its differences from the record before (5 bytes for two fields that
+ * count or time things; docs/events.md), in blocks of a ring's records, each under a
+ * CRC:
  * a process killed at any moment leaves a trace that loads with every record of every
  * round written before. A write that fails (a full disk) cuts the file back to its
  * last whole block; the records of that round are lost and counted

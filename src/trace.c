@@ -28,7 +28,7 @@
 #define BLOCK_RECORDS 4096
 #define OUT_BYTES (1u << 20)
 #define MAX_BLOCK (FTS__BLOCK_HEAD_BYTES + FTS__EVENTS_HEAD_BYTES + \
-		   BLOCK_RECORDS * FTS__PACKED_BYTES(FTS_EVENT_MAX_FIELDS) + 8)
+		   BLOCK_RECORDS * FTS__COMPACT_MAX_BYTES + 8)
 _Static_assert(MAX_BLOCK <= OUT_BYTES, "a block of records fits the round's buffer");
 
 static pthread_mutex_t trace_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -114,33 +114,16 @@ static int flush(void)
 	return 0;
 }
 
-/* One record packed at q, little-endian: its stamp, head and fields (no thread id: the
- * block has it). Returns the end. All four fields are copied, only nfields counted: a
- * copy of fixed size, within a block's room (MAX_BLOCK: four fields a record); what
- * is past the last record's end becomes the block's padding or the next record. */
-static unsigned char *pack(unsigned char *q, const struct fts__evrec *e)
-{
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	memcpy(q, &e->stamp, 8);
-	memcpy(q + 8, &e->head, 4);
-	memcpy(q + 12, e->f, sizeof(e->f));
-#else
-	put64(q, e->stamp);
-	put32(q + 8, e->head);
-	for (int f = 0; f < FTS_EVENT_MAX_FIELDS; f++)
-		put64(q + 12 + 8 * f, e->f[f]);
-#endif
-	return q + FTS__PACKED_BYTES(FTS__EV_NF(e->head));
-}
-
-/* A batch's records as EVENTS_PACKED blocks of at most BLOCK_RECORDS, the drops in the
- * first, into out (written first whenever a block might not fit). 0 or negative errno. */
+/* A batch's records as EVENTS_COMPACT blocks of at most BLOCK_RECORDS, the drops in
+ * the first, into out (written first whenever a block might not fit). 0 or negative
+ * errno. */
 static int events_blocks(const struct fts__ring_batch *b)
 {
 	size_t done = 0;
 
 	do {
 		size_t k = b->n - done < BLOCK_RECORDS ? b->n - done : BLOCK_RECORDS;
+		struct fts__compact_state cs = { .have_type = 0 };
 		unsigned char *p, *q;
 		int rc;
 
@@ -152,8 +135,8 @@ static int events_blocks(const struct fts__ring_batch *b)
 		put64(p + 8, done ? 0 : b->dropped);
 		q = p + FTS__EVENTS_HEAD_BYTES;
 		for (size_t i = done; i < done + k; i++)
-			q = pack(q, i < b->n1 ? &b->rec1[i] : &b->rec2[i - b->n1]);
-		tr.nout += fts__put_block(tr.out + tr.nout, FTS__BLK_EVENTS_PACKED, (uint32_t)(q - p));
+			q = fts__compact_put(q, i < b->n1 ? &b->rec1[i] : &b->rec2[i - b->n1], &cs);
+		tr.nout += fts__put_block(tr.out + tr.nout, FTS__BLK_EVENTS_COMPACT, (uint32_t)(q - p));
 		done += k;
 	} while (done < b->n);
 	return 0;
@@ -205,7 +188,7 @@ static int round_locked(int sample, uint64_t *moved, size_t most)
 		dropped += orphans - tr.orphans_seen;
 		tr.orphans_seen = orphans;
 		if (!rc)   /* a block of no record: its place among the others is free */
-			rc = out_block(FTS__BLK_EVENTS_PACKED, p, sizeof(p));
+			rc = out_block(FTS__BLK_EVENTS_COMPACT, p, sizeof(p));
 	}
 	n = fts__evtypes_count();
 	for (; tr.types_written < n && !rc; tr.types_written++) {

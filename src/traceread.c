@@ -22,11 +22,10 @@ struct fts_trace {
 	int hist_err;
 	uint32_t seed;                  /* the next block header's CRC seed */
 	struct fts__evtype *types[FTS_EVENT_TYPES_MAX];
-	unsigned char *blk;             /* the EVENTS block being handed out */
-	size_t cap, at, count;
-	size_t off;                     /* its next record's offset in blk */
-	int packed;                     /* its records as long as their fields (EVENTS_PACKED) */
-	uint32_t tid;                   /* an EVENTS_PACKED block's thread */
+	unsigned char *blk;             /* the block last read */
+	size_t cap;
+	struct fts__evrec *rec;         /* an events block's records, decoded: handed out */
+	size_t reccap, at, count;       /* from at, of count */
 	int pid, ended, failed;
 	struct fts_trace_stats st;
 };
@@ -124,7 +123,7 @@ static int next_block(struct fts_trace *t, uint32_t *type, size_t *len)
 	return 1;
 }
 
-/* A block read: an EVENTS block's records are handed out from t->at; others are
+/* A block read: an events block's records are handed out from t->at; others are
  * taken in. 0 or negative errno. */
 static int take_block(struct fts_trace *t, uint32_t type, size_t len)
 {
@@ -161,27 +160,14 @@ static int take_block(struct fts_trace *t, uint32_t type, size_t len)
 		break;
 	}
 	case FTS__BLK_EVENTS:
-	case FTS__BLK_EVENTS_PACKED: {
-		uint64_t count, end = FTS__EVENTS_HEAD_BYTES;
-		if (len < FTS__EVENTS_HEAD_BYTES)
-			return -EBADMSG;
-		count = get32(p + 4);
-		t->packed = type == FTS__BLK_EVENTS_PACKED;
-		/* the records end exactly where the block does */
-		if (!t->packed)
-			end += count * FTS__EVREC_BYTES;
-		for (uint64_t i = 0; t->packed && i < count; i++) {
-			if (end + 12 > len)
-				return -EBADMSG;
-			end += FTS__PACKED_BYTES(FTS__EV_NF(get32(p + end + 8)));
-		}
-		if (len != end)
-			return -EBADMSG;
+	case FTS__BLK_EVENTS_PACKED:
+	case FTS__BLK_EVENTS_COMPACT: {
+		long n = fts__events_decode(type, p, len, &t->rec, &t->reccap);
+		if (n < 0)
+			return (int)n;
 		t->st.dropped += get64(p + 8);
-		t->tid = get32(p);
 		t->at = 0;
-		t->off = FTS__EVENTS_HEAD_BYTES;
-		t->count = (size_t)count;
+		t->count = (size_t)n;
 		break;
 	}
 	case FTS__BLK_TRACE_END:
@@ -245,30 +231,28 @@ int fts_trace_next(struct fts_trace *t, struct fts_trace_event *ev)
 		}
 	}
 	{
-		const unsigned char *p = t->blk + t->off;
-		const unsigned char *f = p + (t->packed ? 12 : 16);
-		uint32_t head = get32(p + 8), id = FTS__EV_TYPE(head);
+		const struct fts__evrec *e = &t->rec[t->at];
+		uint32_t id = FTS__EV_TYPE(e->head);
 		const struct fts__evtype *ty = id < FTS_EVENT_TYPES_MAX ? t->types[id] : NULL;
 
 		/* a record of no type, or of more fields than its type: damage */
-		if (!ty || FTS__EV_NF(head) > ty->nfields || FTS__EV_KIND(head) > FTS_EVENT_END ||
-		    head >> 23) {
+		if (!ty || FTS__EV_NF(e->head) > ty->nfields || FTS__EV_KIND(e->head) > FTS_EVENT_END ||
+		    e->head >> 23) {
 			t->failed = EBADMSG;
 			return fts__fail(EBADMSG);
 		}
 		memset(ev, 0, sizeof(*ev));
-		ev->stamp = get64(p);
+		ev->stamp = e->stamp;
 		ev->type = (int)id;
-		ev->kind = (int)FTS__EV_KIND(head);
-		ev->nfields = FTS__EV_NF(head);
-		ev->tid = t->packed ? t->tid : get32(p + 12);
+		ev->kind = (int)FTS__EV_KIND(e->head);
+		ev->nfields = FTS__EV_NF(e->head);
+		ev->tid = e->tid;
 		ev->name = ty->name;
 		for (unsigned k = 0; k < FTS_EVENT_MAX_FIELDS; k++) {
-			ev->fields[k] = k < ev->nfields ? get64(f + 8 * k) : 0;
+			ev->fields[k] = e->f[k];
 			ev->field_names[k] = k < ty->nfields ? ty->fields[k] : NULL;
 		}
 		convert(t, ev);
-		t->off += t->packed ? FTS__PACKED_BYTES(ev->nfields) : FTS__EVREC_BYTES;
 		t->at++;
 		t->st.events++;
 	}
@@ -298,5 +282,6 @@ void fts_trace_close(struct fts_trace *t)
 	for (int i = 0; i < FTS_EVENT_TYPES_MAX; i++)
 		free(t->types[i]);
 	free(t->blk);
+	free(t->rec);
 	free(t);
 }

@@ -384,7 +384,7 @@ static int events_before(const unsigned char *b, size_t n, size_t cut)
 		size_t end = at + FTS__BLOCK_HEAD_BYTES + len + (8 - len % 8) % 8;
 		if (end > cut)
 			break;
-		if (type == FTS__BLK_EVENTS_PACKED)
+		if (type == FTS__BLK_EVENTS_COMPACT)
 			events += (int)(b[at + FTS__BLOCK_HEAD_BYTES + 4] | b[at + FTS__BLOCK_HEAD_BYTES + 5] << 8);
 		at = end;
 	}
@@ -508,31 +508,45 @@ static uint32_t le32(const unsigned char *p)
 	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-/* A record in the file is as long as its fields: 12 bytes and 8 a field. And a block
+/* A record in the file holds its stamp and fields as differences from the record
+ * before (EVENTS_COMPACT, event.h): what it read back is what was written, to the bit,
+ * for fields at the ends of their range and differences that wrap, types past one
+ * byte, zero fields and four; in fewer bytes than packed (12 and 8 a field). A block
  * whose record count disagrees with its length is refused even under a right CRC (a
- * writer's bug, not a flipped bit). */
-static void records_sized_to_fields(void **state)
+ * writer's bug, not a flipped bit), and so is a record no writer makes. */
+static void records_as_differences(void **state)
 {
-	char path[64];
+	static const uint64_t ends[] = { 0, 1, UINT64_MAX, UINT64_C(1) << 63, 0, 255, 256,
+					 UINT64_MAX - 1 };
+	char path[64], name[16];
 	size_t n, at;
-	uint64_t got[64];
+	uint64_t f[32][4];
+	int t0 = fts_event_define("sized0", ""), t4 = fts_event_define("sized4", "a,b,c,d"), tw = -1;
+	struct fts_trace_event ev;
 	(void)state;
-	int t0 = fts_event_define("sized0", ""), t4 = fts_event_define("sized4", "a,b,c,d");
 	assert_true(t0 >= 0 && t4 >= 0);
+	for (int i = 0; tw < 300; i++) {   /* a type whose id takes two bytes */
+		snprintf(name, sizeof(name), "pad%d", i);
+		assert_true((tw = fts_event_define(name, "x")) >= 0);
+	}
 	fresh_path(path, sizeof(path));
 	assert_int_equal(fts_trace_start(path), 0);
 	assert_int_equal(fts_trace_drain(), 0);
-	for (int i = 0; i < 3; i++) {
-		assert_int_equal(fts_event(t4, (uint64_t)i, 1, 2, 3), 0);
+	for (int i = 0; i < 8; i++) {
+		for (int k = 0; k < 4; k++)
+			f[i][k] = ends[(i + 3 * k) % 8] ^ (uint64_t)k;
+		assert_int_equal(fts_event(t4, f[i][0], f[i][1], f[i][2], f[i][3]), 0);
 		assert_int_equal(fts_event(t0), 0);
+		assert_int_equal(fts_event(tw, f[i][3]), 0);
 	}
 	assert_int_equal(fts_trace_drain(), 0);
 	assert_int_equal(fts_trace_stop(), 0);
 	unsigned char *b = slurp(path, &n);
 	assert_int_equal(find_block(b, n, 16, FTS__BLK_EVENTS), 0);
+	assert_int_equal(find_block(b, n, 16, FTS__BLK_EVENTS_PACKED), 0);
 	/* in one block or more (the drain thread may run a round between two events) */
 	size_t first = 0, records = 0, bytes = 0;
-	for (at = 16; (at = find_block(b, n, at, FTS__BLK_EVENTS_PACKED)) != 0;) {
+	for (at = 16; (at = find_block(b, n, at, FTS__BLK_EVENTS_COMPACT)) != 0;) {
 		const unsigned char *p = b + at + FTS__BLOCK_HEAD_BYTES;
 		uint32_t len = le32(b + at + 8);
 		assert_int_equal(le32(p), (uint32_t)syscall(SYS_gettid));
@@ -542,18 +556,52 @@ static void records_sized_to_fields(void **state)
 		bytes += len - FTS__EVENTS_HEAD_BYTES;
 		at += FTS__BLOCK_HEAD_BYTES + len + (8 - len % 8) % 8;
 	}
-	assert_int_equal(records, 6);
-	assert_int_equal(bytes, 3 * (12 + 32) + 3 * 12);
-	assert_int_equal(read_all(path, got, 64), 6);
+	assert_int_equal(records, 24);
+	print_message("24 records in %zu bytes (packed: %d)\n", bytes, 8 * (12 + 32 + 12 + 20));
+	assert_true(bytes < 8 * (12 + 32 + 12 + 20));
+	struct fts_trace *r = fts_trace_open(path, CLOCK_REALTIME);
+	assert_non_null(r);
+	for (int i = 0; i < 24; i++) {
+		assert_int_equal(fts_trace_next(r, &ev), 1);
+		assert_int_equal(ev.type, i % 3 == 0 ? t4 : i % 3 == 1 ? t0 : tw);
+		assert_int_equal(ev.nfields, i % 3 == 0 ? 4 : i % 3 == 1 ? 0 : 1);
+		for (unsigned k = 0; k < ev.nfields; k++)
+			assert_int_equal(ev.fields[k], i % 3 == 0 ? f[i / 3][k] : f[i / 3][3]);
+		assert_int_equal(ev.error, 0);
+	}
+	assert_int_equal(fts_trace_next(r, &ev), 0);
+	fts_trace_close(r);
 	/* one record more or less than a block holds, its CRCs made right: refused */
 	unsigned char *p = b + first + FTS__BLOCK_HEAD_BYTES;
 	uint32_t len = le32(b + first + 8), count = le32(p + 4);
+	uint64_t got[64];
 	for (int d = -1; d <= 1; d += 2) {
 		p[4] = (unsigned char)(count + (uint32_t)d);
-		fts__put_block(b + first, FTS__BLK_EVENTS_PACKED, len);
+		fts__put_block(b + first, FTS__BLK_EVENTS_COMPACT, len);
 		spill(path, b, n);
 		assert_int_equal(read_all(path, got, 64), -1);
 	}
+	p[4] = (unsigned char)count;
+	/* the first record's byte 0 as no writer makes it: bit 7 set; the type of a record
+	 * before, which the first has not; a type in three bytes; five fields. Then a
+	 * length nibble past 8, and the unused nibble set. */
+	unsigned char *r0 = p + FTS__EVENTS_HEAD_BYTES, keep0 = r0[0], keep1 = r0[1];
+	const unsigned char b0s[] = { (unsigned char)(keep0 | 0x80), (unsigned char)(keep0 & 0x9f),
+				      (unsigned char)(keep0 | 0x60), (unsigned char)((keep0 & ~7) | 5) };
+	for (size_t i = 0; i < sizeof(b0s); i++) {
+		r0[0] = b0s[i];
+		fts__put_block(b + first, FTS__BLK_EVENTS_COMPACT, len);
+		spill(path, b, n);
+		assert_int_equal(read_all(path, got, 64), -1);
+	}
+	r0[0] = keep0;
+	fts__put_block(b + first, FTS__BLK_EVENTS_COMPACT, len);
+	spill(path, b, n);
+	assert_int_equal(read_all(path, got, 64), 24);   /* put back: read again */
+	r0[1] = (unsigned char)((keep1 & 0xf0) | 9);
+	fts__put_block(b + first, FTS__BLK_EVENTS_COMPACT, len);
+	spill(path, b, n);
+	assert_int_equal(read_all(path, got, 64), -1);
 	unlink(path);
 	free(b);
 }
@@ -586,7 +634,7 @@ static void long_batch_split_in_blocks(void **state)
 	assert_int_equal(fts_trace_stop(), 0);
 	unsetenv("FASTSTAMP_EVENT_RING");
 	unsigned char *b = slurp(path, &n);
-	while ((at = find_block(b, n, at, FTS__BLK_EVENTS_PACKED)) != 0) {
+	while ((at = find_block(b, n, at, FTS__BLK_EVENTS_COMPACT)) != 0) {
 		uint32_t count = le32(b + at + FTS__BLOCK_HEAD_BYTES + 4), len = le32(b + at + 8);
 		assert_true(count <= 4096);
 		blocks++;
@@ -604,18 +652,18 @@ static void long_batch_split_in_blocks(void **state)
 	unlink(path);
 }
 
-/* A trace written by the library before records were packed (48 bytes each, the
- * thread in every record: EVENTS blocks) still reads, to the same events. Made by a
- * program of two threads: tick and full (four fields) x6, relaxed; work spans and rx x5
- * in a thread; one rx last. */
-static void reads_unpacked_layout(void **state)
+/* Traces written by the library in its earlier layouts still read, to the same
+ * events: v1 of 48-byte records, the thread in every record (EVENTS blocks); v2 of
+ * records as long as their fields (EVENTS_PACKED). Each made by a program of two
+ * threads: tick and full (four fields) x6, relaxed; work spans and rx x5 in a thread;
+ * one rx last. */
+static void reads_layout(const char *path)
 {
-	struct fts_trace *r = fts_trace_open(FTS_TEST_DATA "/trace-v1.fts", CLOCK_REALTIME);
+	struct fts_trace *r = fts_trace_open(path, CLOCK_REALTIME);
 	struct fts_trace_event ev;
 	struct fts_trace_stats st = { .size = sizeof(st) };
 	int n = 0, full = 0, rx = 0, rc;
 	uint32_t main_tid = 0;
-	(void)state;
 	assert_non_null(r);
 	while ((rc = fts_trace_next(r, &ev)) == 1) {
 		assert_int_equal(ev.error, 0);
@@ -647,6 +695,18 @@ static void reads_unpacked_layout(void **state)
 	assert_true(st.stopped);
 }
 
+static void reads_unpacked_layout(void **state)
+{
+	(void)state;
+	reads_layout(FTS_TEST_DATA "/trace-v1.fts");
+}
+
+static void reads_packed_layout(void **state)
+{
+	(void)state;
+	reads_layout(FTS_TEST_DATA "/trace-v2.fts");
+}
+
 /* ---- a full disk ------------------------------------------------------------------------ */
 
 /* A file size limit (RLIMIT_FSIZE: write fails with EFBIG past it) stands for a full
@@ -661,7 +721,7 @@ static void full_disk_loses_counted(void **state)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct rlimit rl = { 64 * 1024, RLIM_INFINITY };
+		struct rlimit rl = { 24 * 1024, RLIM_INFINITY };
 		struct fts_trace_stats st = { .size = sizeof(st) };
 		uint64_t ok = 0, full = 0, written = 0;
 		int t = fts_event_define("disk", "i");
@@ -868,8 +928,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(produced_is_written_plus_dropped),
 		cmocka_unit_test(cut_anywhere_keeps_whole_blocks),
 		cmocka_unit_test(flipped_bit_refused),
-		cmocka_unit_test(records_sized_to_fields),
+		cmocka_unit_test(records_as_differences),
 		cmocka_unit_test(reads_unpacked_layout),
+		cmocka_unit_test(reads_packed_layout),
 		cmocka_unit_test(long_batch_split_in_blocks),
 		cmocka_unit_test(full_disk_loses_counted),
 		cmocka_unit_test(fork_child_never_writes_parent_trace),

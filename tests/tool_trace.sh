@@ -80,13 +80,16 @@ head -c $((size * 2 / 3)) "$work/t.fts" > "$work/cut.fts"
 grep -q 'not stopped' "$work/err" || fail "cut trace: $(cat "$work/err")"
 n=$(wc -l < "$work/cut.txt")
 [ "$n" -gt 0 ] && [ "$n" -lt 5000 ] || fail "cut trace: $n events"
-# a trace of the first layout (48-byte records in EVENTS blocks, written by that version
-# of the library): printed byte for byte as that version printed it
+# traces of the earlier layouts, written by those versions of the library (v1: 48-byte
+# records in EVENTS blocks; v2: records as long as their fields, EVENTS_PACKED):
+# printed byte for byte as those versions printed them
 data=$(dirname "$0")/data
-"$tool" trace "$data/trace-v1.fts" | cmp -s - "$data/trace-v1.txt" ||
-  fail "trace-v1.fts: not the text of trace-v1.txt"
-"$tool" trace "$data/trace-v1.fts" --clock monotonic --format json |
-  cmp -s - "$data/trace-v1-monotonic.json" || fail "trace-v1.fts: not the JSON of trace-v1-monotonic.json"
+for v in v1 v2; do
+  "$tool" trace "$data/trace-$v.fts" | cmp -s - "$data/trace-$v.txt" ||
+    fail "trace-$v.fts: not the text of trace-$v.txt"
+  "$tool" trace "$data/trace-$v.fts" --clock monotonic --format json |
+    cmp -s - "$data/trace-$v-monotonic.json" || fail "trace-$v.fts: not the JSON of trace-$v-monotonic.json"
+done
 # bench --trace-load: every event produced is written or dropped, none otherwise
 # (whether the drain keeps up is the machine's: exit 0 or 1, said either way)
 "$tool" bench --trace-load 200000 1 "$work" > "$work/load" 2>&1; rc=$?

@@ -9,7 +9,7 @@
 set -euo pipefail
 seed=${FTS_FUZZ_SEED:-1}
 declare -A runs=([fuzz_calib]=130000 [fuzz_parse_word]=10000000 [fuzz_cpuinfo_flag]=5000000
-                 [fuzz_histfile]=100000 [fuzz_shared]=10000)
+                 [fuzz_histfile]=100000 [fuzz_shared]=10000 [fuzz_events]=1000000)
 b=$FTS_OUT/build-fuzz
 art=$FTS_OUT/fuzz-artifacts
 if ! command -v clang >/dev/null; then

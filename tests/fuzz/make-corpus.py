@@ -100,6 +100,45 @@ def main():
           b"Features\t: fp asimd evtstrm aes\n")
     write("fuzz_cpuinfo_flag", "no-colon", b"tsc\nflags tsc\n")
 
+    # fuzz_events: a layout byte, then an events block's payload (src/event.h)
+    def zigzag(d):
+        d &= (1 << 64) - 1
+        return ((d << 1) ^ (-(d >> 63) & ((1 << 64) - 1))) & ((1 << 64) - 1)
+
+    def nbytes(v):
+        return (v.bit_length() + 7) // 8
+
+    def compact(recs):
+        out, last, lf, ltype = b"", 0, [0] * 4, None
+        for stamp, typ, kind, fields in recs:
+            nf = len(fields)
+            tb = 0 if typ == ltype else 1 if typ < 256 else 2
+            vals = [zigzag(stamp - last)] + [zigzag(f - lf[k]) for k, f in enumerate(fields)]
+            nib = [nbytes(v) for v in vals] + [0]
+            lens = bytes(nib[j] | nib[j + 1] << 4 for j in range(0, (nf + 2) // 2 * 2, 2))
+            out += bytes([nf | kind << 3 | tb << 5]) + lens + u(tb, typ) if tb else \
+                bytes([nf | kind << 3]) + lens
+            out += b"".join(u(nbytes(v), v) for v in vals)
+            last, ltype = stamp, typ
+            for k, f in enumerate(fields):
+                lf[k] = f
+        return out
+
+    def events_head(tid, count, dropped=0):
+        return u(4, tid) + u(4, count) + u(8, dropped)
+
+    recs = [(1 << 40, 0, 0, [1, 2]), ((1 << 40) + 130, 0, 0, [2, 60]),
+            ((1 << 40) + 90, 3, 1, [7]), ((1 << 40) + 400, 3, 2, []),
+            ((1 << 40) + 401, 300, 0, [2**64 - 1, 0, 2**63, 5]), ((1 << 63) | 12345, 1, 0, [])]
+    write("fuzz_events", "compact", bytes([2]) + events_head(77, len(recs), 3) + compact(recs))
+    write("fuzz_events", "compact-empty", bytes([2]) + events_head(77, 0, 9))
+    packed = b"".join(u(8, st) + u(4, t | k << 16 | len(f) << 20) + b"".join(u(8, x) for x in f)
+                      for st, t, k, f in recs)
+    write("fuzz_events", "packed", bytes([1]) + events_head(77, len(recs)) + packed)
+    full = b"".join(u(8, st) + u(4, t | k << 16 | len(f) << 20) + u(4, 77) +
+                    b"".join(u(8, x) for x in (f + [0] * 4)[:4]) for st, t, k, f in recs)
+    write("fuzz_events", "events", bytes([0]) + events_head(0, len(recs)) + full)
+
 
 if __name__ == "__main__":
     main()

@@ -466,7 +466,7 @@ OP(op_event_drain)
 }
 
 /* A drain round alone, a record: the records (BATCH_EVENTS, written untimed by this
- * thread) packed to their fields, under their CRC, and written to the file. */
+ * thread) encoded as their differences, under their CRC, and written to the file. */
 static void prep_drain(void)
 {
 	fts_trace_drain();
@@ -507,7 +507,7 @@ struct op bench_ops[] = {
 	  .run = op_event_cgt, .prep = prep_event_cgt, .duo = "clock_gettime + the record, by hand" },
 	{ .key = "event_drain", .label = "fts_event + its drain round", .run = op_event_drain,
 	  .prep = prep_event, .have = have_trace, .unit = BATCH_EVENTS },
-	{ .key = "drain", .label = "drain a record (pack, CRC, write)", .run = op_drain,
+	{ .key = "drain", .label = "drain a record (encode, CRC, write)", .run = op_drain,
 	  .prep = prep_drain, .have = have_trace, .unit = BATCH_EVENTS, .max = BATCH_EVENTS },
 	/* The bare reads are the control of the 2 threads: if they slow down too, it is
 	 * the CPUs. */
