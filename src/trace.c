@@ -17,6 +17,7 @@
 #include "event.h"
 #include "histfile.h"
 #include "internal.h"
+#include "now.h"
 
 #define DRAIN_MIN_NS 1000000      /* a round every 1 ms while records arrive, */
 #define DRAIN_FAST_NS 50000       /* or sooner, down to 50 us, when they fill a quarter of
@@ -226,14 +227,6 @@ static int round_locked(int sample, uint64_t *moved, size_t most)
 	return rc;
 }
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* How long the drain sleeps after a round that moved `moved` records, `since` ns after
  * the one before, having slept `wait` ns last: while records arrive, until a quarter of
  * a ring would fill again at their rate (so that a ring of 0.8 ms at 20 M events a
@@ -252,16 +245,18 @@ static int64_t drain_wait(uint64_t moved, int64_t since, int64_t wait)
 
 static void *drain_main(void *arg)
 {
-	int64_t wait = DRAIN_MIN_NS, last = mono_ns();
+	int64_t wait = DRAIN_MIN_NS, last = 0;
 
 	(void)arg;
+	fts__now(CLOCK_MONOTONIC, &last);
 	pthread_mutex_lock(&trace_lock);
 	while (!tr.stop) {
 		uint64_t moved = 0;
-		int64_t now = mono_ns();
+		int64_t now = last;
 		uint32_t k;
 		struct timespec ts;
 
+		fts__now(CLOCK_MONOTONIC, &now);
 		round_locked(0, &moved, fts__rings_size() / 4);
 		pthread_mutex_unlock(&trace_lock);
 		/* a quarter of a ring or more in a round: go on at once */
