@@ -153,6 +153,19 @@ static void make_key(void)
 	pthread_atfork(before_fork, after_fork, after_fork);
 }
 
+static int ring_size_ok(unsigned long v)
+{
+	return v >= RING_MIN && v <= RING_MAX && !(v & (v - 1));
+}
+
+int fts_event_ring_size(size_t records)
+{
+	if (!ring_size_ok(records))
+		return fts__fail(EINVAL);
+	__atomic_store_n(&ring_records, records, __ATOMIC_RELAXED);
+	return 0;
+}
+
 void fts__rings_configure(void)
 {
 	const char *e = getenv("FASTSTAMP_EVENT_RING");
@@ -163,7 +176,7 @@ void fts__rings_configure(void)
 	if (!e)
 		return;
 	v = strtoul(e, &end, 10);
-	if (*e && !*end && v >= RING_MIN && v <= RING_MAX && !(v & (v - 1)))
+	if (*e && !*end && ring_size_ok(v))
 		__atomic_store_n(&ring_records, (size_t)v, __ATOMIC_RELAXED);
 }
 

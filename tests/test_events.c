@@ -606,6 +606,79 @@ static void records_as_differences(void **state)
 	free(b);
 }
 
+/* The ring size, set by the program: a size that is not a power of two from 64 to 2^24
+ * is refused and changes nothing; a size accepted is the rings' of the next trace (its
+ * TRACE block says so) and a thread's burst through a ring of 128 is written or counted
+ * dropped, every event; the environment's, read at the start, wins over a call made
+ * before. */
+static uint64_t trace_ring_records(const char *path)
+{
+	size_t n, at;
+	unsigned char *b = slurp(path, &n);
+	uint64_t v;
+	assert_true((at = find_block(b, n, 16, FTS__BLK_TRACE)) != 0);
+	v = le32(b + at + FTS__BLOCK_HEAD_BYTES + 8) |
+	    (uint64_t)le32(b + at + FTS__BLOCK_HEAD_BYTES + 12) << 32;
+	free(b);
+	return v;
+}
+
+static void *burst_1000(void *p)
+{
+	int *type = p;
+	for (uint64_t i = 0; i < 1000; i++)
+		fts_event(*type, i);
+	return NULL;
+}
+
+static void ring_size_set_by_call(void **state)
+{
+	static const size_t bad[] = { 0, 1, 32, 63, 100, 65535, (size_t)1 << 25, SIZE_MAX };
+	char path[64];
+	int type = fts_event_define("sized_ring", "i");
+	pthread_t th;
+	(void)state;
+	unsetenv("FASTSTAMP_EVENT_RING");
+	assert_int_equal(fts_event_ring_size(1024), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		assert_int_equal(fts_event_ring_size(bad[i]), -1);
+		assert_int_equal(errno, EINVAL);
+	}
+	fresh_path(path, sizeof(path));
+	assert_int_equal(fts_trace_start(path), 0);
+	assert_int_equal(fts_trace_stop(), 0);
+	assert_int_equal(trace_ring_records(path), 1024);   /* the refused ones changed nothing */
+	unlink(path);
+	assert_int_equal(fts_event_ring_size(128), 0);
+	assert_int_equal(fts_trace_start(path), 0);
+	assert_int_equal(pthread_create(&th, NULL, burst_1000, &type), 0);
+	pthread_join(th, NULL);
+	assert_int_equal(fts_trace_stop(), 0);
+	assert_int_equal(trace_ring_records(path), 128);
+	size_t n, at = 16;
+	unsigned char *b = slurp(path, &n);
+	uint64_t taken = 0;
+	while ((at = find_block(b, n, at, FTS__BLK_EVENTS_COMPACT)) != 0) {
+		uint32_t len = le32(b + at + 8);
+		taken += le32(b + at + FTS__BLOCK_HEAD_BYTES + 4);
+		at += FTS__BLOCK_HEAD_BYTES + len + (8 - len % 8) % 8;
+	}
+	free(b);
+	unlink(path);
+	struct fts_trace_stats st = { .size = sizeof(st) };
+	assert_int_equal(fts_trace_stats(&st), 0);
+	assert_int_equal(st.events + st.dropped, 1000);
+	assert_int_equal(taken, st.events);
+	setenv("FASTSTAMP_EVENT_RING", "256", 1);
+	assert_int_equal(fts_event_ring_size(4096), 0);
+	assert_int_equal(fts_trace_start(path), 0);
+	assert_int_equal(fts_trace_stop(), 0);
+	unsetenv("FASTSTAMP_EVENT_RING");
+	assert_int_equal(trace_ring_records(path), 256);
+	unlink(path);
+}
+
 /* A burst of 30,000 events in a ring of 65,536, taken in one round (the drain thread
  * idle, and a ring never half full does not wake it): blocks of at most 4096 records,
  * every event read back in order. */
@@ -931,6 +1004,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(records_as_differences),
 		cmocka_unit_test(reads_unpacked_layout),
 		cmocka_unit_test(reads_packed_layout),
+		cmocka_unit_test(ring_size_set_by_call),
 		cmocka_unit_test(long_batch_split_in_blocks),
 		cmocka_unit_test(full_disk_loses_counted),
 		cmocka_unit_test(fork_child_never_writes_parent_trace),
