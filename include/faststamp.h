@@ -706,8 +706,8 @@ FTS__API int fts_trace_start(const char *path);
  * thread makes its ring at its first event while a trace runs and keeps it, whatever
  * its size, until it exits): a power of two from 64 to 2^24, 48 bytes each (default
  * 16384: 768 KiB, 0.8 ms of 20 M events a second). A ring must outlast the longest
- * time the drain may wait for a CPU at the thread's rate: on a 2-vCPU VM, 20 M events a
- * second needed 2^18 (12 MiB, 13 ms; docs/events.md). FASTSTAMP_EVENT_RING, when set,
+ * time the drain may wait for a CPU, at the thread's rate (docs/events.md says what a
+ * virtual machine needed). FASTSTAMP_EVENT_RING, when set,
  * is read at each fts_trace_start() and wins over a call made before it.
  * Returns 0, or -1 with errno EINVAL (not such a power of two: nothing changed).
  * Thread-safe. */
