@@ -694,12 +694,9 @@ static int round_locked(const char *why)
 int fts__clock_round(void)
 {
 	int rc;
-	pthread_mutex_lock(&pc->lock);
-	prove_locked();
-	pthread_mutex_unlock(&pc->lock);
 	move_next();
 	pthread_mutex_lock(&pc->lock);
-	rc = sample_locked(NULL);
+	rc = round_locked(NULL);
 	pthread_mutex_unlock(&pc->lock);
 	return rc;
 }

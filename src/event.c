@@ -313,10 +313,10 @@ size_t fts__rings_take(struct fts__ring_batch **bp, size_t *cap, size_t most)
 			*cap = c;
 		}
 		b = &(*bp)[n++];
-		*b = (struct fts__ring_batch){ .ring = r, .head = h, .dropped_to = d, .tid = r->tid,
+		*b = (struct fts__ring_batch){ .ring = r, .dropped_to = d, .tid = r->tid,
 					       .dropped = d - r->dropped_seen,
 					       .n = h - t < most ? (size_t)(h - t) : most };
-		b->head = t + b->n;
+		b->head = t + b->n;   /* where the release puts the tail */
 		b->rec1 = r->rec + at;
 		b->n1 = b->n < r->mask + 1 - at ? b->n : r->mask + 1 - at;
 		b->rec2 = r->rec;
