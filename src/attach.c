@@ -1,8 +1,8 @@
 /* attach.c - the machine's shared history (shared.h) in the process clock: looking for
  * it at the first conversion and converting with it while it is valid, leaving it for a
  * copy and the process's own, and publishing it (faststamp serve). Owns that state;
- * what it needs of the process clock (clock.c, which calls it under its lock) comes as
- * arguments (attach.h). */
+ * what it needs of the process clock (clock.c and sampler.c, which call it under its
+ * lock) comes as arguments (attach.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

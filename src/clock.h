@@ -14,10 +14,10 @@
 #include "hwsource.h"
 #include "internal.h"
 
-/* The process clock is one object, fts__clock_pc (clock.c; kernel's tk_core is the
+/* The process clock is one object, fts__clock_pc (clockobj.c; kernel's tk_core is the
  * model): this hot part first, cache-aligned, which conversions read without the lock,
- * then a cold part under the lock (clock.c). Each field of the hot part has one access
- * rule, stated beside it; the accessors (below and in clock.c) carry it. Nothing
+ * then a cold part under the lock (clockobj.h). Each field of the hot part has one access
+ * rule, stated beside it; the accessors (below and in clockobj.h) carry it. Nothing
  * writes a field plainly that is read atomically. */
 struct fts__clock_hot {
 	/* Each clock's history (enum fts__clk), fed by the same samples: set once under

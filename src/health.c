@@ -1,5 +1,5 @@
 /* health.c - judging a sample of the process clock against the ones before it (see
- * health.h and clock.c's top comment): pure functions of their arguments. */
+ * health.h and sampler.c's top comment): pure functions of their arguments. */
 #include <math.h>
 #include <stdio.h>
 

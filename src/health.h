@@ -1,5 +1,5 @@
 /* health.h - judging a sample of the process clock against the samples before it: a
- * pure function of what it is given (clock.c keeps the state, and acts on the
+ * pure function of what it is given (sampler.c keeps the state, and acts on the
  * verdict). Not installed. */
 #ifndef FTS__HEALTH_H
 #define FTS__HEALTH_H
@@ -49,7 +49,7 @@ enum fts__verdict {
 	FTS__FAULT_DROP,        /* the counter went back: the sample would collide */
 };
 
-/* Judge s against h (see clock.c's top comment): the verdict, what happened since the
+/* Judge s against h (see sampler.c's top comment): the verdict, what happened since the
  * previous sample in *e (for a healthy one), and for a fault why, ending in cpu_note
  * (" on CPU n", or ""). watch_offsets: the kernel computes its clocksource from the
  * counter, which must then also keep its line against CLOCK_MONOTONIC_RAW to within

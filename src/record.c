@@ -1,8 +1,9 @@
 /* record.c - the record file of fts_clock_record: every sample and event of the process
  * clock, buffered and written as blocks of a history file (histfile.h), and the file
  * itself (found, locked, checked, cut back or removed when a start fails). Owns the
- * recorder's state; clock.c decides when to record and calls in with its lock held.
- * Takes no lock of its own, reads no clock but CLOCK_MONOTONIC. */
+ * recorder's state; the process clock (clock.c, sampler.c) decides when to record and
+ * calls in with its lock held. Takes no lock of its own, reads no clock but
+ * CLOCK_MONOTONIC. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* warp.c - is the counter one clock on every CPU? The warp test, for a counter that
- * the kernel does not keep time with itself (clock.c runs it at the first
+ * the kernel does not keep time with itself (proof.c runs it at the first
  * calibration, `faststamp serve` once for the machine).
  *
  * Two threads, one pinned to the first CPU of the set and one to another, take turns
