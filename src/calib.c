@@ -10,6 +10,10 @@
  * memory first; publishing (history.h, a latch) only copies it. At the memory limit the
  * segments whose merging adds the least to the bound are merged (rule 10), into new
  * chunks listed by the other directory, published as one new state.
+ *
+ * fts_calib_count and fts_calib_range are here too: before its first segment a
+ * history holds only the writer's samples. Dependencies run one way: this file uses
+ * the read side's (history.c), which never calls it.
  */
 #include <errno.h>
 #include <limits.h>
@@ -70,13 +74,48 @@ struct fts__writer {
 	int loaded;                   /* read from a saved file: it takes no samples */
 };
 
-/* The writer's samples before its first segment: how many, and the first's counter. */
-size_t fts__calib_unpublished(const struct fts_calib *c, uint64_t *first)
+/* The writer's samples before its first segment (none for a view of a history
+ * written elsewhere): how many, and the first's counter in *first when there is one. */
+static size_t unpublished(const struct fts_calib *c, uint64_t *first)
 {
 	if (!c->w || !c->w->ns)
 		return 0;
 	*first = c->w->s[0].x;
 	return FTS__LD(c->w->ns);
+}
+
+/* The counts and ranges of the public API: what is published (history.c), and before
+ * the first segment the writer's own samples. */
+size_t fts_calib_count(const struct fts_calib *c)
+{
+	uint64_t newest, first;
+	size_t n;
+
+	if (!c)
+		return 0;
+	/* knots: the ends of the segments; before the first segment, the samples */
+	if (fts__pub_read(c, &newest, &first, &n) < 0)
+		return 0;
+	return n ? n + 1 : unpublished(c, &first);
+}
+
+int fts_calib_range(const struct fts_calib *c, uint64_t *oldest, uint64_t *newest)
+{
+	uint64_t a, b;
+	size_t n;
+
+	if (!c || !oldest || !newest)
+		return fts__fail(EINVAL);
+	if (fts__pub_read(c, &b, &a, &n) < 0)
+		return fts__fail(EAGAIN);
+	/* no segment yet: the one sample, if any (the writer's own) */
+	if (!n && !unpublished(c, &a))
+		return fts__fail(ENODATA);
+	if (!n)
+		b = a;
+	*oldest = a;
+	*newest = b;
+	return 0;
 }
 
 /* ---- publishing ---------------------------------------------------------------------- */

@@ -38,8 +38,5 @@ int fts__calib_put_loaded(struct fts_calib *c, size_t pos, uint64_t key, uint64_
 			  struct fts__rec r);
 int fts__calib_publish_loaded(struct fts_calib *c, size_t n, struct fts__end head,
 			      struct fts__end tail, uint64_t newest);
-/* The writer's samples before its first segment (none for a view of a history
- * written elsewhere), and the first's counter in *first when there is one. */
-size_t fts__calib_unpublished(const struct fts_calib *c, uint64_t *first);
 
 #endif /* FTS__CALIB_H */

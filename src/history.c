@@ -1,18 +1,16 @@
 /* history.c - the read side of a history (history.h holds the hot part inline):
- * conversions, counts and ranges, and segments copied out for a file. Reads only,
- * through the latch (fts__latch_read, one loop, one rule); writes nothing shared. The
- * writer is calib.c. */
+ * conversions, the state published now, and segments copied out for a file. Reads
+ * only, through the latch (fts__latch_read, one loop, one rule); writes nothing shared.
+ * The writer is calib.c, which uses these (its counts and ranges add the samples it
+ * has not published yet); nothing here calls calib.c. */
 #include <errno.h>
 #include <stdint.h>
 
 #include "history.h"
 #include "internal.h"
-#include "calib.h"
 #include "estimate.h"
 
-/* The state published now, copied whole (what a reader needs to count and range):
- * 0, or -EAGAIN (fts__latch_again). */
-static int pub_read(const struct fts_calib *c, uint64_t *newest, uint64_t *first, size_t *n)
+int fts__pub_read(const struct fts_calib *c, uint64_t *newest, uint64_t *first, size_t *n)
 {
 	struct fts__reading rd = { 0 };
 	int again;
@@ -37,7 +35,7 @@ static int reach(const struct fts_calib *c, const struct fts__line *l, uint64_t 
 	size_t n;
 	int rc;
 
-	if ((rc = pub_read(c, &newest, &first, &n)) < 0)
+	if ((rc = fts__pub_read(c, &newest, &first, &n)) < 0)
 		return rc;
 	if (!n || l->shift > 62)
 		return 0;
@@ -66,38 +64,6 @@ int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_
 	*ref_ns = ns;
 	if (err_ns)
 		*err_ns = err;
-	return 0;
-}
-
-size_t fts_calib_count(const struct fts_calib *c)
-{
-	uint64_t newest, first;
-	size_t n;
-
-	if (!c)
-		return 0;
-	/* knots: the ends of the segments; before the first segment, the samples */
-	if (pub_read(c, &newest, &first, &n) < 0)
-		return 0;
-	return n ? n + 1 : fts__calib_unpublished(c, &first);
-}
-
-int fts_calib_range(const struct fts_calib *c, uint64_t *oldest, uint64_t *newest)
-{
-	uint64_t a, b;
-	size_t n;
-
-	if (!c || !oldest || !newest)
-		return fts__fail(EINVAL);
-	if (pub_read(c, &b, &a, &n) < 0)
-		return fts__fail(EAGAIN);
-	/* no segment yet: the one sample, if any (the writer's own) */
-	if (!n && !fts__calib_unpublished(c, &a))
-		return fts__fail(ENODATA);
-	if (!n)
-		b = a;
-	*oldest = a;
-	*newest = b;
 	return 0;
 }
 

@@ -381,6 +381,10 @@ static inline int fts__bridge(const struct fts__line *fwd, const struct fts__lin
 }
 
 /* ---- history.c ---------------------------------------------------------------------- */
+/* The state published now, copied whole (what a reader needs to count and range):
+ * *newest, the first segment's key in *first, and the segments *n (0 when none is
+ * published). 0, or -EAGAIN (fts__latch_again). */
+int fts__pub_read(const struct fts_calib *c, uint64_t *newest, uint64_t *first, size_t *n);
 /* Segment i of published state p, checked as a reader checks; -1 if there is none. */
 int fts__pub_segment(const struct fts_calib *c, const struct fts__pub *p, size_t i, uint64_t *key,
 		     struct fts__rec *r);
