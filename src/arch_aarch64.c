@@ -72,7 +72,7 @@ void fts__arch_probe(struct fts__arch *a, const char *clocksource)
 		a->usable = 1;
 		snprintf(a->reason, sizeof(a->reason),
 			 "the kernel's clocksource is arch_sys_counter, this counter");
-	} else if (fts__clocksource_is_x86(clocksource)) {
+	} else if (fts__sysfs_clocksource_is_x86(clocksource)) {
 		flag(a->cpu_flags, sizeof(a->cpu_flags), "user-mode-emulation");
 		snprintf(a->reason, sizeof(a->reason),
 			 "kernel clocksource %s is an x86 host's: user-mode emulation, whose "

@@ -38,8 +38,8 @@ void fts__arch_probe(struct fts__arch *a, const char *clocksource)
 
 	/* Only a hint: freq.c uses it when a measurement agrees (under emulation rdtime
 	 * runs at the host's TSC rate, whatever a device tree says). */
-	n = fts__read_text(TIMEBASE_PATH, buf, sizeof(buf));
-	if (n > 0 && fts__parse_dt_cells(buf, (size_t)n, &hz) == 0 && hz) {
+	n = fts__sysfs_read_text(TIMEBASE_PATH, buf, sizeof(buf));
+	if (n > 0 && fts__sysfs_parse_dt_cells(buf, (size_t)n, &hz) == 0 && hz) {
 		a->hint_hz = hz;
 		snprintf(a->hint_source, sizeof(a->hint_source),
 			 "device tree timebase-frequency: %llu Hz", (unsigned long long)hz);
@@ -60,7 +60,7 @@ void fts__arch_probe(struct fts__arch *a, const char *clocksource)
 		snprintf(a->reason, sizeof(a->reason),
 			 "kernel clocksource tsc is an x86 host's: user-mode emulation, where "
 			 "rdtime reads the host's TSC, which the host kernel trusts");
-	} else if (fts__clocksource_is_x86(clocksource)) {
+	} else if (fts__sysfs_clocksource_is_x86(clocksource)) {
 		snprintf(a->cpu_flags, sizeof(a->cpu_flags), "user-mode-emulation");
 		snprintf(a->reason, sizeof(a->reason),
 			 "kernel clocksource %s is an x86 host's: user-mode emulation, where "

@@ -27,10 +27,10 @@ void fts__arch_info_flags(char *buf, size_t len)
 						   "tsc_reliable" };
 	char cpuinfo[16384];
 
-	if (fts__read_text("/proc/cpuinfo", cpuinfo, sizeof(cpuinfo)) <= 0)
+	if (fts__sysfs_read_text("/proc/cpuinfo", cpuinfo, sizeof(cpuinfo)) <= 0)
 		return;
 	for (size_t i = 0; i < sizeof(linux_flags) / sizeof(linux_flags[0]); i++)
-		if (fts__cpuinfo_has_flag(cpuinfo, linux_flags[i]))
+		if (fts__sysfs_cpuinfo_has_flag(cpuinfo, linux_flags[i]))
 			flag(buf, len, linux_flags[i]);
 }
 

@@ -52,7 +52,7 @@ static void attach(struct fts__attached *a, struct fts__attach *s,
 	 * of the kernel only where a proof is needed) */
 	with_proof = c->needs_proof();
 	if (with_proof)
-		fts__cpus_allowed(&need);
+		fts__warp_cpus_allowed(&need);
 	if (fts__shared_attach(&a->shared, s->path, &id, with_proof ? &need : NULL,
 			       c->counter(), why, sizeof(why)) < 0) {
 		snprintf(s->note, sizeof(s->note), "%.60s: %.160s", s->path, why);
@@ -83,7 +83,7 @@ int fts__attach_leave_locked(struct fts__attached *a, struct fts__attach *s, con
 	 * hold the view read on: the mapping stays. */
 	for (int k = 0; k < FTS__NCLK; k++)
 		if (a->shared.views[k])
-			__atomic_store_n(&a->frozen[k], fts__calib_copy(a->shared.views[k]),
+			__atomic_store_n(&a->frozen[k], fts__histfile_copy(a->shared.views[k]),
 					 __ATOMIC_RELEASE);
 	snprintf(s->note, sizeof(s->note), "left %.60s: %.160s", s->path, why);
 	__atomic_store_n(&a->attached, 0, __ATOMIC_RELEASE);

@@ -22,7 +22,7 @@ static void choose(void)
 {
 	const char *env = getenv("FASTSTAMP_BACKEND");
 
-	if (fts__clocksource(choice.clocksource, sizeof(choice.clocksource)) < 0)
+	if (fts__sysfs_clocksource(choice.clocksource, sizeof(choice.clocksource)) < 0)
 		choice.clocksource[0] = '\0';
 	fts__arch_probe(&choice.arch, choice.clocksource);
 	if (env && *env) {

@@ -224,7 +224,7 @@ static struct fts__pt pt_of(const struct given *s, uint64_t ox, int64_t oy)
 {
 	__int128 xi = (__int128)s->x - ox, ri = (__int128)s->r - oy;
 
-	return (struct fts__pt){ .x = fts__d128(xi), .h = (double)s->h, .r = fts__d128(ri),
+	return (struct fts__pt){ .x = fts__estimate_d128(xi), .h = (double)s->h, .r = fts__estimate_d128(ri),
 				 .step = s->step, .xi = xi, .ri = ri };
 }
 
@@ -254,29 +254,29 @@ static void make_view(const struct fts__writer *w, struct view *v)
 
 	view_points(w, v);
 	for (int k = 0; k + 1 < n; k++)
-		v->iv[k] = fts__ival_of(&v->p[k], &v->p[k + 1]);
+		v->iv[k] = fts__estimate_ival_of(&v->p[k], &v->p[k + 1]);
 	for (int k = 0; k + 1 < n; k++)
-		v->step[k] = fts__is_step(&v->iv[k], k ? &v->iv[k - 1] : NULL,
+		v->step[k] = fts__estimate_is_step(&v->iv[k], k ? &v->iv[k - 1] : NULL,
 					  k + 2 < n ? &v->iv[k + 1] : NULL);
 	for (int k = 0; k + 1 < n; k++)
 		v->iv[k].step = v->step[k];
 	for (int k = (int)w->cur; k + 1 < n; k++) {
 		struct fts__ival l, r;
-		int hl = fts__neighbour(v->p, v->step, n, k, -1, &l);
-		int hr = fts__neighbour(v->p, v->step, n, k, 1, &r);
-		v->band[k] = fts__band_of(&v->iv[k], hl ? &l : NULL, hr ? &r : NULL, w->tol);
+		int hl = fts__estimate_neighbour(v->p, v->step, n, k, -1, &l);
+		int hr = fts__estimate_neighbour(v->p, v->step, n, k, 1, &r);
+		v->band[k] = fts__estimate_band_of(&v->iv[k], hl ? &l : NULL, hr ? &r : NULL, w->tol);
 		v->may_step[k] = v->step[k] || !hl || !hr ||
-				 !fts__rate_change(&v->iv[k], &l, &r, w->tol);
+				 !fts__estimate_rate_change(&v->iv[k], &l, &r, w->tol);
 	}
 }
 
 /* The open run's bound at its slope now: the farthest of its envelopes. */
 static double run_err(const struct fts__writer *w)
 {
-	double s = fts__fit_slope(&w->fit), e = 0;
+	double s = fts__estimate_fit_slope(&w->fit), e = 0;
 
 	for (unsigned i = 0; i < w->nenv; i++) {
-		double d = fts__env_dist(&w->env[i], 0, w->ayf, s);
+		double d = fts__estimate_env_dist(&w->env[i], 0, w->ayf, s);
 		e = d > e || d != d ? d : e;   /* a NaN shows, never hides */
 	}
 	return e;
@@ -286,19 +286,19 @@ static double run_err(const struct fts__writer *w)
 static void run_out(const struct fts__writer *w, uint64_t end, struct fts__seg_line *o)
 {
 	*o = (struct fts__seg_line){ .key = w->ax, .end = end, .oy = w->ay, .y0 = w->ayf,
-			   .s = fts__fit_slope(&w->fit), .err = w->err };
+			   .s = fts__estimate_fit_slope(&w->fit), .err = w->err };
 }
 
 /* A new run from (x, y at oy + yf). */
 static void run_start(struct fts__writer *w, uint64_t x, int64_t oy, double yf)
 {
 	double whole = floor(yf);
-	__int128 y = (__int128)oy + fts__round_i64(whole);
+	__int128 y = (__int128)oy + fts__estimate_round_i64(whole);
 
 	w->ax = x;
 	w->ay = y > INT64_MAX ? INT64_MAX : y < INT64_MIN ? INT64_MIN : (int64_t)y;
 	w->ayf = yf - (double)((__int128)w->ay - oy);
-	fts__fit_start(&w->fit, 0, w->ayf);
+	fts__estimate_fit_start(&w->fit, 0, w->ayf);
 	w->nenv = 0;
 }
 
@@ -311,16 +311,16 @@ static void interval_out(const struct fts__writer *w, const struct view *v, unsi
 {
 	const struct given *a = &w->s[k], *b = &w->s[k + 1];
 	struct fts__pt pa = pt_of(a, a->x, a->r), pb = pt_of(b, a->x, a->r);
-	struct fts__env env = fts__envelope(&pa, &pb, &v->band[k], v->may_step[k]);
+	struct fts__env env = fts__estimate_envelope(&pa, &pb, &v->band[k], v->may_step[k]);
 	double s;
 
 	*o = (struct fts__seg_line){ .key = a->x, .end = b->x, .oy = a->r, .y0 = y0, .step = v->step[k] };
 	if (v->step[k])
-		fts__step_line(&env, &o->y0, &s);
+		fts__estimate_step_line(&env, &o->y0, &s);
 	else
 		s = (pb.r - y0) / pb.x;
 	o->s = s;
-	o->err = fts__env_dist(&env, 0, o->y0, s);
+	o->err = fts__estimate_env_dist(&env, 0, o->y0, s);
 }
 
 /* Consume the interval from s[cur], final now: it joins the open run, or closes it
@@ -344,29 +344,29 @@ static void consume(struct fts__writer *w, struct view *v, struct fts__seg_line 
 		view_points(w, v);
 		return;
 	}
-	env = fts__envelope(&v->p[k], &v->p[k + 1], &v->band[k], v->may_step[k]);
-	u = fts__pt_uncertainty(&v->p[k + 1], v->band[k].hi);
+	env = fts__estimate_envelope(&v->p[k], &v->p[k + 1], &v->band[k], v->may_step[k]);
+	u = fts__estimate_pt_uncertainty(&v->p[k + 1], v->band[k].hi);
 	c = v->p[k + 1].r;
 	if (w->nenv) {
-		s_run = fts__fit_slope(&w->fit);
+		s_run = fts__estimate_fit_slope(&w->fit);
 		/* the interval's own scale: its envelope about its chord */
-		e_iv = fts__env_dist(&env, v->p[k].x, v->p[k].r, v->iv[k].rate);
+		e_iv = fts__estimate_env_dist(&env, v->p[k].x, v->p[k].r, v->iv[k].rate);
 		f = w->fit;
-		if (fts__rule6_run_ends(w->nenv, w->err, e_iv, v->p[k + 1].x, v->p[k + 1].r) ||
-		    !fts__fit_add(&f, v->p[k + 1].x, c - u, c + u)) {
+		if (fts__estimate_rule6_run_ends(w->nenv, w->err, e_iv, v->p[k + 1].x, v->p[k + 1].r) ||
+		    !fts__estimate_fit_add(&f, v->p[k + 1].x, c - u, c + u)) {
 			/* close the run at s[k]; the next starts where it ended */
 			double y_end = w->ayf + s_run * v->p[k].x;
 			run_out(w, w->s[k].x, &o[(*no)++]);
 			run_start(w, w->s[k].x, w->ay, y_end);
 			view_points(w, v);
-			env = fts__envelope(&v->p[k], &v->p[k + 1], &v->band[k], v->may_step[k]);
+			env = fts__estimate_envelope(&v->p[k], &v->p[k + 1], &v->band[k], v->may_step[k]);
 			c = v->p[k + 1].r;
-			fts__fit_add(&w->fit, v->p[k + 1].x, c - u, c + u);
+			fts__estimate_fit_add(&w->fit, v->p[k + 1].x, c - u, c + u);
 		} else {
 			w->fit = f;
 		}
 	} else {
-		fts__fit_add(&w->fit, v->p[k + 1].x, c - u, c + u);
+		fts__estimate_fit_add(&w->fit, v->p[k + 1].x, c - u, c + u);
 	}
 	w->env[w->nenv++] = env;
 	w->err = run_err(w);
@@ -461,7 +461,7 @@ static void head_of(const struct fts__band *hb, uint64_t key, const struct fts__
 		    struct fts__end *e)
 {
 	e->key = key;
-	fts__rule9_end(key, r->r0, 0, (double)r->err, hb, &e->rec, &e->grow);
+	fts__estimate_rule9_end(key, r->r0, 0, (double)r->err, hb, &e->rec, &e->grow);
 }
 
 /* Merge final segments until at most target remain, in passes of the pairs rule 10
@@ -490,7 +490,7 @@ static int compact(struct fts_calib *c, size_t target)
 		unsigned char *taken = malloc(n);
 		if (!taken)
 			goto out;
-		if (!fts__rule10_pick(key, rec, n, want, cd, taken)) {   /* all steps: the oldest go */
+		if (!fts__estimate_rule10_pick(key, rec, n, want, cd, taken)) {   /* all steps: the oldest go */
 			free(taken);
 			memmove(&key[0], &key[want], (n - want + 1) * sizeof(*key));
 			memmove(&rec[0], &rec[want], (n - want) * sizeof(*rec));
@@ -502,8 +502,8 @@ static int compact(struct fts_calib *c, size_t target)
 				continue;
 			if (taken[i] == 1) {
 				struct fts__seg_line o;
-				fts__rule10_merge(key[i], &rec[i], key[i + 1], &rec[i + 1], key[i + 2], &o);
-				fts__rule8_rec(&o, &rec[m]);
+				fts__estimate_rule10_merge(key[i], &rec[i], key[i + 1], &rec[i + 1], key[i + 2], &o);
+				fts__estimate_rule8_rec(&o, &rec[m]);
 			} else {
 				rec[m] = rec[i];
 			}
@@ -577,7 +577,7 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 	if (w->added && (before < w->last_after || mid <= w->s[w->ns - 1].x))
 		return fts__fail(EINVAL);
 	/* Room first, so that a history that cannot take the sample is left as it was. */
-	if ((keep = fts__rule10_keep(w->pub.nfinal, MAX_ADDED, w->max_recs)) && compact(c, keep) < 0)
+	if ((keep = fts__estimate_rule10_keep(w->pub.nfinal, MAX_ADDED, w->max_recs)) && compact(c, keep) < 0)
 		return fts__fail(ENOMEM);
 	if (reserve(c, w->pub.nfinal + MAX_OUT) < 0)
 		return fts__fail(ENOMEM);
@@ -595,7 +595,7 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 	provisional(w, &v, o, &no);
 	FTS__ASSERT(no <= MAX_OUT && no - nfin <= FTS__MAX_PROV);
 	for (unsigned i = 0; i < no; i++)
-		fts__rule8_rec(&o[i], &rec[i]);
+		fts__estimate_rule8_rec(&o[i], &rec[i]);
 	nfinal = w->pub.nfinal;
 	if (nfinal + no == 0)
 		return 0;   /* one sample: nothing to convert with yet */
@@ -619,8 +619,8 @@ int fts__calib_add_sample(struct fts_calib *c, uint64_t before, int64_t ref_ns, 
 	 * interval's. */
 	bd = v.band[w->ns - 2];
 	next.tail.key = next.newest;
-	fts__rule9_end(next.newest, w->s[w->ns - 1].r, 0,
-		 fts__pt_uncertainty(&v.p[w->ns - 1], bd.hi), &bd, &next.tail.rec, &next.tail.grow);
+	fts__estimate_rule9_end(next.newest, w->s[w->ns - 1].r, 0,
+		 fts__estimate_pt_uncertainty(&v.p[w->ns - 1], bd.hi), &bd, &next.tail.rec, &next.tail.grow);
 	if (nfinal == 0) {   /* the first segment is new, or provisional */
 		const struct fts__band *hb = w->have_first_band ? &w->first_band : &v.band[w->cur];
 		head_of(hb, o[0].key, &rec[0], &next.head);

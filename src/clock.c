@@ -163,11 +163,11 @@ static void clock_id(struct fts__head *h, int with_hz)
 
 	*h = (struct fts__head){ .kind = FTS__KIND_OTHER };
 	for (uint32_t k = FTS__KIND_OTHER + 1; FTS__HAVE_COUNTER && k < FTS__KIND_N; k++)
-		if (!strcmp(ch->arch.backend, fts__kind_names[k]))
+		if (!strcmp(ch->arch.backend, fts__histfile_kind_names[k]))
 			h->kind = k;
 	if (with_hz)
 		h->counter_hz = fts__freq(NULL, 0);
-	fts__boot_id(h->boot_id);
+	fts__histfile_boot_id(h->boot_id);
 	snprintf(h->clocksource, sizeof(h->clocksource), "%s", ch->clocksource);
 	fts__now(CLOCK_REALTIME, &h->created_ns);
 }
@@ -305,7 +305,7 @@ int fts_clock_save(int fd)
 		const struct fts_calib *c[FTS__NCLK];
 		for (int k = 0; k < FTS__NCLK; k++)
 			c[k] = fts__clock_history(k);
-		rc = fts__calib_save_clocks(c, fd, &h);
+		rc = fts__histfile_save_clocks(c, fd, &h);
 	}
 	pthread_mutex_unlock(&pc->lock);
 	return rc < 0 ? fts__fail(-rc) : 0;

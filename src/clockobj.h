@@ -135,7 +135,7 @@ static inline int pc_clocksource(char *out, size_t len)
 {
 	const struct fts__source *src = &pc->hot.src;
 
-	return src->clocksource ? src->clocksource(src->ctx, out, len) : fts__clocksource(out, len);
+	return src->clocksource ? src->clocksource(src->ctx, out, len) : fts__sysfs_clocksource(out, len);
 }
 
 #endif /* FTS__CLOCKOBJ_H */

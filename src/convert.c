@@ -112,7 +112,7 @@ static int live_reach(int where, uint64_t x, const struct fts__line *l, const st
 		__int128 a = fts__mulshift(x - now, l->mult, l->shift);
 		ahead = a > INT64_MAX ? INT64_MAX : (int64_t)a;
 	}
-	return fts__reach_live(raw, raw_err, ahead, fts__clock_skew_ns()) ? 0 : -ERANGE;
+	return fts__estimate_reach_live(raw, raw_err, ahead, fts__clock_skew_ns()) ? 0 : -ERANGE;
 }
 
 /* A stamp of the history used before this one (a copy of a shared history the clock

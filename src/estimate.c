@@ -17,7 +17,7 @@ static inline double min2(double a, double b) { return a < b ? a : b; }
 
 /* Rule 1. The clock read r at some counter value within h ticks of x: at x itself it
  * read within h ticks' worth of r, and a ns more for its whole-ns reading. */
-double fts__pt_uncertainty(const struct fts__pt *p, double rate_hi)
+double fts__estimate_pt_uncertainty(const struct fts__pt *p, double rate_hi)
 {
 	return p->h * rate_hi + 1;
 }
@@ -25,9 +25,9 @@ double fts__pt_uncertainty(const struct fts__pt *p, double rate_hi)
 /* Rule 2. The rate between midpoints, and how far the true mean rate between the
  * actual reads may be from it: the reads lay up to ha + hb ticks nearer or further
  * apart, and the readings were rounded down. */
-struct fts__ival fts__ival_of(const struct fts__pt *a, const struct fts__pt *b)
+struct fts__ival fts__estimate_ival_of(const struct fts__pt *a, const struct fts__pt *b)
 {
-	double len = fts__d128(b->xi - a->xi), w = a->h + b->h, dr = fts__d128(b->ri - a->ri);
+	double len = fts__estimate_d128(b->xi - a->xi), w = a->h + b->h, dr = fts__estimate_d128(b->ri - a->ri);
 	struct fts__ival v = { .rate = dr / len, .step = b->step };
 
 	if (len > w)
@@ -49,7 +49,7 @@ static int informative(const struct fts__ival *n)
 	return n && n->noise < fabs(n->rate) * FTS__STEP_PPM * 0.5e-6;
 }
 
-int fts__is_step(const struct fts__ival *self, const struct fts__ival *left,
+int fts__estimate_is_step(const struct fts__ival *self, const struct fts__ival *left,
 		 const struct fts__ival *right)
 {
 	const struct fts__ival *n[2] = { left, right };
@@ -71,11 +71,11 @@ int fts__is_step(const struct fts__ival *self, const struct fts__ival *left,
  * holds no step (a step's interval measures the step, not a rate); a short one says
  * little of the rate, so it is extended over the intervals beyond it until it spans
  * half the interval it speaks for. */
-int fts__neighbour(const struct fts__pt *p, const int *step, int n, int k, int dir,
+int fts__estimate_neighbour(const struct fts__pt *p, const int *step, int n, int k, int dir,
 		   struct fts__ival *out)
 {
 	int j = dir > 0 ? k + 1 : k - 1, hops = 0, end;
-	double want = fts__d128(p[k + 1].xi - p[k].xi) / 2;
+	double want = fts__estimate_d128(p[k + 1].xi - p[k].xi) / 2;
 
 	while (j >= 0 && j + 1 < n && step[j] && hops < 1) {
 		j += dir;
@@ -86,14 +86,14 @@ int fts__neighbour(const struct fts__pt *p, const int *step, int n, int k, int d
 	/* the span: points j .. end (dir > 0) or end .. j + 1 (dir < 0) */
 	if (dir > 0) {
 		for (end = j + 1; end + 1 < n && end - j < 2 && !step[end] &&
-				  fts__d128(p[end].xi - p[j].xi) < want; end++)
+				  fts__estimate_d128(p[end].xi - p[j].xi) < want; end++)
 			;
-		*out = fts__ival_of(&p[j], &p[end]);
+		*out = fts__estimate_ival_of(&p[j], &p[end]);
 	} else {
 		for (end = j; end > 0 && j + 1 - end < 2 && !step[end - 1] &&
-			      fts__d128(p[j + 1].xi - p[end].xi) < want; end--)
+			      fts__estimate_d128(p[j + 1].xi - p[end].xi) < want; end--)
 			;
-		*out = fts__ival_of(&p[end], &p[j + 1]);
+		*out = fts__estimate_ival_of(&p[end], &p[j + 1]);
 	}
 	out->step = 0;
 	return 1;
@@ -104,7 +104,7 @@ int fts__neighbour(const struct fts__pt *p, const int *step, int n, int k, int d
  * own rate unless it holds a step (a step bends it), widened by the tolerance. With
  * nothing beside it, its own rate is all there is, and a step too small for rule 3 may
  * hide in it: the band allows for that. More rates only widen the band. */
-struct fts__band fts__band_of(const struct fts__ival *self, const struct fts__ival *left,
+struct fts__band fts__estimate_band_of(const struct fts__ival *self, const struct fts__ival *left,
 			      const struct fts__ival *right, double tol)
 {
 	const struct fts__ival *n[3] = { left, right, self->step ? NULL : self };
@@ -140,7 +140,7 @@ struct fts__band fts__band_of(const struct fts__ival *self, const struct fts__iv
 /* Rule 5. Where the rates on the two sides of an interval disagree and its own rate lies
  * between them, the clock changed its rate there: by the premise that events are
  * sparse, that change is the one event there, and no step hides in the interval. */
-int fts__rate_change(const struct fts__ival *self, const struct fts__ival *left,
+int fts__estimate_rate_change(const struct fts__ival *self, const struct fts__ival *left,
 		     const struct fts__ival *right, double tol)
 {
 	double m = max2(fabs(left->rate), fabs(right->rate)), slack = 2 * tol * m;
@@ -158,11 +158,11 @@ int fts__rate_change(const struct fts__ival *self, const struct fts__ival *left,
  * of the two: their hull. Each cone edge is a line; the edges of the intersection and
  * of the hull bend where a forward edge crosses a backward one: the envelope holds the
  * ends and those points. */
-struct fts__env fts__envelope(const struct fts__pt *a, const struct fts__pt *b,
+struct fts__env fts__estimate_envelope(const struct fts__pt *a, const struct fts__pt *b,
 			      const struct fts__band *bd, int may_step)
 {
 	double len = b->x - a->x;
-	double ua = fts__pt_uncertainty(a, bd->hi), ub = fts__pt_uncertainty(b, bd->hi);
+	double ua = fts__estimate_pt_uncertainty(a, bd->hi), ub = fts__estimate_pt_uncertainty(b, bd->hi);
 	double ca = a->r, cb = b->r;
 	/* edges as y = y0 + s (x - a->x): forward hi/lo, backward hi/lo */
 	double fh0 = ca + ua, fhs = bd->hi, fl0 = ca - ua, fls = bd->lo;
@@ -191,7 +191,7 @@ struct fts__env fts__envelope(const struct fts__pt *a, const struct fts__pt *b,
 		 * there was one after all. */
 		if (e.lo[i] > e.hi[i]) {
 			FTS__ASSERT(!may_step);   /* the hull of two cones is never empty */
-			return fts__envelope(a, b, bd, 1);
+			return fts__estimate_envelope(a, b, bd, 1);
 		}
 	}
 	return e;
@@ -199,7 +199,7 @@ struct fts__env fts__envelope(const struct fts__pt *a, const struct fts__pt *b,
 
 /* Rule 8. Each edge of the envelope is straight between its points: the distance from
  * a line to it is largest at one of them. */
-double fts__env_dist(const struct fts__env *e, double x0, double y0, double s)
+double fts__estimate_env_dist(const struct fts__env *e, double x0, double y0, double s)
 {
 	double d = 0;
 
@@ -212,7 +212,7 @@ double fts__env_dist(const struct fts__env *e, double x0, double y0, double s)
 
 /* Rule 7. Which side of the step a stamp lies on is unknown: the middle of the two,
  * from one end to the other. */
-void fts__step_line(const struct fts__env *e, double *y0, double *s)
+void fts__estimate_step_line(const struct fts__env *e, double *y0, double *s)
 {
 	double m0 = (e->lo[0] + e->hi[0]) / 2, m1 = (e->lo[3] + e->hi[3]) / 2;
 
@@ -222,12 +222,12 @@ void fts__step_line(const struct fts__env *e, double *y0, double *s)
 
 /* Rule 6. The slopes from the start point that pass a sample within its range form an
  * interval; a run keeps the intersection of its samples' intervals. */
-void fts__fit_start(struct fts__fit *f, double x0, double y0)
+void fts__estimate_fit_start(struct fts__fit *f, double x0, double y0)
 {
 	*f = (struct fts__fit){ .x0 = x0, .y0 = y0, .lo = -INFINITY, .hi = INFINITY };
 }
 
-int fts__fit_add(struct fts__fit *f, double x, double ylo, double yhi)
+int fts__estimate_fit_add(struct fts__fit *f, double x, double ylo, double yhi)
 {
 	double dx = x - f->x0, lo, hi;
 
@@ -243,7 +243,7 @@ int fts__fit_add(struct fts__fit *f, double x, double ylo, double yhi)
 	return 1;
 }
 
-double fts__fit_slope(const struct fts__fit *f)
+double fts__estimate_fit_slope(const struct fts__fit *f)
 {
 	if (!isfinite(f->lo) || !isfinite(f->hi))   /* one side open: no sample yet */
 		return isfinite(f->lo) ? f->lo : isfinite(f->hi) ? f->hi : 0;
@@ -253,7 +253,7 @@ double fts__fit_slope(const struct fts__fit *f)
 /* Rule 6: a run's line must pass each of its samples within the sample's own
  * uncertainty, and its bound is the farthest of its envelopes: an interval of a much
  * different scale would widen the run's bound (or be held to a bound it cannot keep). */
-int fts__rule6_run_ends(unsigned n, double e_run, double e_iv, double dx, double dy)
+int fts__estimate_rule6_run_ends(unsigned n, double e_run, double e_iv, double dx, double dy)
 {
 	return n >= FTS__RUN_MAX || fabs(dy) > FTS__RUN_FAR_NS || fabs(dx) > FTS__RUN_FAR_TICKS ||
 	       e_iv > 2 * e_run + FTS__RUN_SLACK_NS || 2 * e_iv + FTS__RUN_SLACK_NS < e_run;
@@ -278,7 +278,7 @@ static uint32_t shift_for(double a)
 }
 
 /* Rounded, saturating at +-2^62 (and 0 for what is not a number). */
-int64_t fts__round_i64(double v)
+int64_t fts__estimate_round_i64(double v)
 {
 	if (!(v > -0x1p62))
 		return v == v ? -(INT64_C(1) << 62) : 0;
@@ -291,7 +291,7 @@ int64_t fts__round_i64(double v)
  * path over [key, end] (rising, shift >= 1, and its line fits 62 bits there). A double
  * holds the slope to 2^-53 of itself: over a day of ticks that is below a ns, and the
  * rounding allowance covers it. */
-void fts__rule8_rec(const struct fts__seg_line *o, struct fts__rec *r)
+void fts__estimate_rule8_rec(const struct fts__seg_line *o, struct fts__rec *r)
 {
 	uint32_t shift = shift_for(fabs(o->s));
 	double y0 = floor(o->y0 + 0.5), y1 = o->y0 + o->s * (double)(o->end - o->key);
@@ -302,7 +302,7 @@ void fts__rule8_rec(const struct fts__seg_line *o, struct fts__rec *r)
 	__int128 r0 = isfinite(y0) ? o->oy + (__int128)fmax(fmin(y0, 0x1p100), -0x1p100) : 0;
 
 	r->shift = shift;
-	r->mult = fts__round_i64(o->s * (double)(UINT64_C(1) << shift));
+	r->mult = fts__estimate_round_i64(o->s * (double)(UINT64_C(1) << shift));
 	/* What does not fit says nothing: a bound of 2^63 makes conversions ERANGE. */
 	if (r0 > INT64_MAX || r0 < INT64_MIN || !(err < 0x1p62) || !(fabs(o->s) < 0x1p62)) {
 		r->r0 = r0 > 0 ? INT64_MAX : INT64_MIN;
@@ -318,12 +318,12 @@ void fts__rule8_rec(const struct fts__seg_line *o, struct fts__rec *r)
 
 /* A line carried on from (key, y at oy) at band bd's middle rate, its bound growing by
  * the band's half-width: as a record and its growth, in one fixed point. */
-void fts__rule9_end(uint64_t key, int64_t oy, double y, double err, const struct fts__band *bd,
+void fts__estimate_rule9_end(uint64_t key, int64_t oy, double y, double err, const struct fts__band *bd,
 		    struct fts__rec *r, int64_t *grow)
 {
 	struct fts__seg_line o = { .key = key, .end = key, .oy = oy, .y0 = y, .err = err,
 			 .s = (bd->lo + bd->hi) / 2 };
-	fts__rule8_rec(&o, r);
+	fts__estimate_rule8_rec(&o, r);
 	double g = ceil((bd->hi - bd->lo) / 2 * (double)(UINT64_C(1) << r->shift)) + 1;
 
 	*grow = g < 0x1p62 ? (int64_t)g : INT64_C(1) << 62;
@@ -339,7 +339,7 @@ static void line_of(const struct fts__rec *r, int64_t oy, double *y0, double *s)
 /* Merging segments a (from ka) and b (from kb, to end): the line from a's start to b's
  * end, and the bound that covers both (exact for lines with constant bounds: the
  * distance between two lines is largest at an end). */
-void fts__rule10_merge(uint64_t ka, const struct fts__rec *a, uint64_t kb,
+void fts__estimate_rule10_merge(uint64_t ka, const struct fts__rec *a, uint64_t kb,
 		       const struct fts__rec *b, uint64_t end, struct fts__seg_line *o)
 {
 	double ya, sa, yb, sb, xb = (double)(kb - ka), xe = (double)(end - ka), y1, s;
@@ -357,7 +357,7 @@ void fts__rule10_merge(uint64_t ka, const struct fts__rec *a, uint64_t kb,
 
 /* Rule 10: a quarter of the room free makes a merge pass, O(segments), rare: once per
  * quarter of the room at most. */
-size_t fts__rule10_keep(size_t nfinal, size_t adding, size_t max)
+size_t fts__estimate_rule10_keep(size_t nfinal, size_t adding, size_t max)
 {
 	size_t keep = max * 3 / 4;
 
@@ -374,7 +374,7 @@ static int by_cost(const void *p, const void *q)
 	return (a->cost > b->cost) - (a->cost < b->cost);
 }
 
-size_t fts__rule10_pick(const uint64_t *key, const struct fts__rec *rec, size_t n, size_t want,
+size_t fts__estimate_rule10_pick(const uint64_t *key, const struct fts__rec *rec, size_t n, size_t want,
 			struct fts__merge_cand *cand, unsigned char *taken)
 {
 	size_t nc = 0, took = 0;
@@ -384,7 +384,7 @@ size_t fts__rule10_pick(const uint64_t *key, const struct fts__rec *rec, size_t 
 		struct fts__seg_line o;
 		if ((rec[i].flags | rec[i + 1].flags) & FTS__SEG_STEP)
 			continue;
-		fts__rule10_merge(key[i], &rec[i], key[i + 1], &rec[i + 1], key[i + 2], &o);
+		fts__estimate_rule10_merge(key[i], &rec[i], key[i + 1], &rec[i + 1], key[i + 2], &o);
 		cand[nc++] = (struct fts__merge_cand){
 			o.err - fmax((double)rec[i].err, (double)rec[i + 1].err), i };
 	}
@@ -403,7 +403,7 @@ size_t fts__rule10_pick(const uint64_t *key, const struct fts__rec *rec, size_t 
 /* Rule 13: a history told of a step gives its interval no verdict (rule 3) and the
  * envelope of one step of any size (rule 5): the clocks a sleep may have moved are
  * told, whichever way the counter went through it. */
-uint32_t fts__rule13_moved(int step, int tai_step, int suspend, int ran_on)
+uint32_t fts__estimate_rule13_moved(int step, int tai_step, int suspend, int ran_on)
 {
 	return (uint32_t)(step || suspend) << FTS__CLK_REALTIME |
 	       (uint32_t)(tai_step || suspend) << FTS__CLK_TAI |
@@ -411,19 +411,19 @@ uint32_t fts__rule13_moved(int step, int tai_step, int suspend, int ran_on)
 	       (uint32_t)!!ran_on << FTS__CLK_MONOTONIC | (uint32_t)!!ran_on << FTS__CLK_RAW;
 }
 
-enum fts__rule14_obs fts__rule14_obs(int have_era, uint64_t last_hi, uint64_t lo, int64_t raw_gap)
+enum fts__estimate_rule14_obs fts__estimate_rule14_obs(int have_era, uint64_t last_hi, uint64_t lo, int64_t raw_gap)
 {
 	if (!have_era || lo < last_hi)
 		return FTS__OBS_NEW_ERA;
 	return raw_gap < FTS__OBS_GAP_NS ? FTS__OBS_BRIDGE : FTS__OBS_JOIN;
 }
 
-int fts__rule14_may_hold(uint64_t r, uint64_t first_lo, int64_t gap_before, uint64_t top)
+int fts__estimate_rule14_may_hold(uint64_t r, uint64_t first_lo, int64_t gap_before, uint64_t top)
 {
 	return (gap_before < 0 || r + (uint64_t)gap_before >= first_lo) && r <= top;
 }
 
-void fts__rule14_one_obs(uint64_t lo, uint64_t hi, int64_t v, uint64_t r, __int128 *out_lo,
+void fts__estimate_rule14_one_obs(uint64_t lo, uint64_t hi, int64_t v, uint64_t r, __int128 *out_lo,
 			 __int128 *out_hi)
 {
 	uint64_t mid = lo + (hi - lo) / 2;
@@ -437,7 +437,7 @@ void fts__rule14_one_obs(uint64_t lo, uint64_t hi, int64_t v, uint64_t r, __int1
 /* Rule 15: P2's band is measured over the history; carried further from it than the
  * history is long, the extrapolation (rule 9) would rest on more than was ever seen.
  * The floor keeps a short history (a few samples) useful for the stamps around it. */
-int fts__reach_history(uint64_t first, uint64_t newest, uint64_t x, int64_t beyond_ns)
+int fts__estimate_reach_history(uint64_t first, uint64_t newest, uint64_t x, int64_t beyond_ns)
 {
 	uint64_t span = newest - first;
 
@@ -451,7 +451,7 @@ int fts__reach_history(uint64_t first, uint64_t newest, uint64_t x, int64_t beyo
  * call), beyond what the counters of other CPUs may be ahead of this one's. A caller
  * passes what it knows: a stamp after the history's first sample reads 0 +- 0 for all
  * it matters, one before it lies 0 ns ahead. */
-int fts__reach_live(int64_t raw_ns, int64_t raw_err, int64_t ahead_ns, int64_t skew_ns)
+int fts__estimate_reach_live(int64_t raw_ns, int64_t raw_err, int64_t ahead_ns, int64_t skew_ns)
 {
 	if ((__int128)raw_ns + raw_err < 0)
 		return 0;

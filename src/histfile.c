@@ -34,7 +34,7 @@
 #define MAX_BLOCK ((uint32_t)1 << 30)   /* 1 GiB: 26 M segments, a block at most */
 
 
-const char *const fts__kind_names[FTS__KIND_N] = { "other (fts_calib)", "tsc", "cntvct",
+const char *const fts__histfile_kind_names[FTS__KIND_N] = { "other (fts_calib)", "tsc", "cntvct",
 							"rdtime" };
 /* ---- little-endian fields ---------------------------------------------------------- */
 
@@ -85,12 +85,12 @@ static void read_boot_id(uint8_t id[16])
 	}
 	if (r >= 0)
 		text[r] = '\0';
-	if (r < 0 || fts__parse_boot_id(text, id) < 0)
+	if (r < 0 || fts__sysfs_parse_boot_id(text, id) < 0)
 		memset(id, 0, 16);
 }
 
 /* A boot's id does not change while it lasts. */
-void fts__boot_id(uint8_t id[16])
+void fts__histfile_boot_id(uint8_t id[16])
 {
 	int unread = 0;
 
@@ -154,7 +154,7 @@ static int write_block(int fd, uint32_t type, const void *payload, uint32_t len,
 	return write_all(fd, zero, (8 - len % 8) % 8);
 }
 
-size_t fts__put_block(unsigned char *out, uint32_t type, uint32_t len)
+size_t fts__histfile_put_block(unsigned char *out, uint32_t type, uint32_t len)
 {
 	uint32_t pad = (8 - len % 8) % 8;
 
@@ -163,12 +163,12 @@ size_t fts__put_block(unsigned char *out, uint32_t type, uint32_t len)
 	return FTS__BLOCK_HEAD_BYTES + len + pad;
 }
 
-int fts__write_block(int fd, uint32_t type, const void *payload, uint32_t len)
+int fts__histfile_write_block(int fd, uint32_t type, const void *payload, uint32_t len)
 {
 	return write_block(fd, type, payload, len, 0);
 }
 
-int fts__write_header(int fd, const struct fts__head *hd)
+int fts__histfile_write_header(int fd, const struct fts__head *hd)
 {
 	unsigned char f[16], h[HEAD_BYTES] = { 0 };
 	int rc;
@@ -186,7 +186,7 @@ int fts__write_header(int fd, const struct fts__head *hd)
 	return write_block(fd, FTS__BLK_HEAD, h, sizeof(h), fts__crc32(0, f, sizeof(f)));
 }
 
-size_t fts__put_sample(unsigned char *buf, uint64_t before, int64_t ref, uint64_t after,
+size_t fts__histfile_put_sample(unsigned char *buf, uint64_t before, int64_t ref, uint64_t after,
 		       uint32_t flags)
 {
 	put64(buf, before);
@@ -197,7 +197,7 @@ size_t fts__put_sample(unsigned char *buf, uint64_t before, int64_t ref, uint64_
 	return FTS__SAMPLE_BYTES;
 }
 
-size_t fts__put_clksample(unsigned char *buf, const struct fts__cbracket k[FTS__NCLK],
+size_t fts__histfile_put_clksample(unsigned char *buf, const struct fts__cbracket k[FTS__NCLK],
 			  uint32_t steps)
 {
 	for (int j = 0; j < FTS__NCLK; j++) {
@@ -210,7 +210,7 @@ size_t fts__put_clksample(unsigned char *buf, const struct fts__cbracket k[FTS__
 	return FTS__CLKSAMPLE_BYTES;
 }
 
-size_t fts__put_event(unsigned char *buf, const struct fts__event *e)
+size_t fts__histfile_put_event(unsigned char *buf, const struct fts__event *e)
 {
 	memset(buf, 0, FTS__EVENT_BYTES);
 	put32(buf, e->type);
@@ -304,7 +304,7 @@ static int segs_payload(const struct fts_calib *c, size_t pre, unsigned char **o
 	return 0;
 }
 
-int fts__calib_save_head(const struct fts_calib *c, int fd, const struct fts__head *h)
+int fts__histfile_save_head(const struct fts_calib *c, int fd, const struct fts__head *h)
 {
 	unsigned char *b;
 	size_t len;
@@ -312,15 +312,15 @@ int fts__calib_save_head(const struct fts_calib *c, int fd, const struct fts__he
 
 	if ((rc = segs_payload(c, 0, &b, &len)) < 0)
 		return rc;
-	if ((rc = fts__write_header(fd, h)) == 0)
-		rc = fts__write_block(fd, FTS__BLK_SEGS, b, (uint32_t)len);
+	if ((rc = fts__histfile_write_header(fd, h)) == 0)
+		rc = fts__histfile_write_block(fd, FTS__BLK_SEGS, b, (uint32_t)len);
 	free(b);
 	return rc;
 }
 
 /* A CLKSEGS block a clock, in the clocks' order, each naming every clock the file holds:
  * a saved file cut between two of them is found short of a clock. */
-int fts__calib_save_clocks(const struct fts_calib *const c[FTS__NCLK], int fd,
+int fts__histfile_save_clocks(const struct fts_calib *const c[FTS__NCLK], int fd,
 			   const struct fts__head *h)
 {
 	unsigned held = 0;
@@ -331,7 +331,7 @@ int fts__calib_save_clocks(const struct fts_calib *const c[FTS__NCLK], int fd,
 			held |= 1u << k;
 	if (!(held & 1u << FTS__CLK_REALTIME))
 		return -ENODATA;
-	if ((rc = fts__write_header(fd, h)) < 0)
+	if ((rc = fts__histfile_write_header(fd, h)) < 0)
 		return rc;
 	for (int k = 0; k < FTS__NCLK && rc == 0; k++) {
 		unsigned char *b;
@@ -342,7 +342,7 @@ int fts__calib_save_clocks(const struct fts_calib *const c[FTS__NCLK], int fd,
 			break;
 		put32(b, (uint32_t)k);
 		put32(b + 4, held);
-		rc = fts__write_block(fd, FTS__BLK_CLKSEGS, b, (uint32_t)len);
+		rc = fts__histfile_write_block(fd, FTS__BLK_CLKSEGS, b, (uint32_t)len);
 		free(b);
 	}
 	return rc;
@@ -355,16 +355,16 @@ int fts_calib_save(const struct fts_calib *c, int fd)
 
 	if (!c || fd < 0)
 		return fts__fail(EINVAL);
-	fts__boot_id(h.boot_id);
+	fts__histfile_boot_id(h.boot_id);
 	fts__now(CLOCK_REALTIME, &h.created_ns);
-	if ((rc = fts__calib_save_head(c, fd, &h)) < 0)
+	if ((rc = fts__histfile_save_head(c, fd, &h)) < 0)
 		return fts__fail(-rc);
 	return 0;
 }
 
 /* ---- reading ----------------------------------------------------------------------- */
 
-ssize_t fts__read_some(int fd, void *buf, size_t len)
+ssize_t fts__histfile_read_some(int fd, void *buf, size_t len)
 {
 	char *p = buf;
 	size_t got = 0;
@@ -386,7 +386,7 @@ ssize_t fts__read_some(int fd, void *buf, size_t len)
  * (-EBADMSG: the file ends inside). */
 static int read_all(int fd, void *buf, size_t len)
 {
-	ssize_t got = fts__read_some(fd, buf, len);
+	ssize_t got = fts__histfile_read_some(fd, buf, len);
 
 	if (got < 0)
 		return (int)got;
@@ -541,7 +541,7 @@ fail:
 	return NULL;
 }
 
-struct fts_calib *fts__calib_copy(const struct fts_calib *c)
+struct fts_calib *fts__histfile_copy(const struct fts_calib *c)
 {
 	struct fts_calib *copy;
 	struct payload *p;
@@ -567,7 +567,7 @@ struct fts_calib *fts__calib_copy(const struct fts_calib *c)
  * negative errno. */
 static int read_file_header(int fd, unsigned char f[16])
 {
-	ssize_t got = fts__read_some(fd, f, 16);
+	ssize_t got = fts__histfile_read_some(fd, f, 16);
 
 	if (got < 0)
 		return (int)got;
@@ -754,7 +754,7 @@ static int load_block(struct payload *p, uint32_t type, uint32_t len, uint32_t p
 	return 0;
 }
 
-int fts__load_clocks(int fd, unsigned want, struct fts_calib *out[FTS__NCLK],
+int fts__histfile_load_clocks(int fd, unsigned want, struct fts_calib *out[FTS__NCLK],
 		     struct fts__fileinfo *info)
 {
 	struct fts__fileinfo fi = { 0 };
@@ -794,7 +794,7 @@ int fts__load_clocks(int fd, unsigned want, struct fts_calib *out[FTS__NCLK],
 		uint32_t type, len, pad;
 		ssize_t got;
 
-		if ((got = fts__read_some(fd, h, hlen)) < 0) {
+		if ((got = fts__histfile_read_some(fd, h, hlen)) < 0) {
 			rc = (int)got;
 			goto fail;
 		}
@@ -881,18 +881,18 @@ fail:
 	return rc;
 }
 
-struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err)
+struct fts_calib *fts__histfile_load(int fd, struct fts__fileinfo *info, int *err)
 {
 	struct fts_calib *c[FTS__NCLK];
-	int rc = fts__load_clocks(fd, 1u << FTS__CLK_REALTIME, c, info);
+	int rc = fts__histfile_load_clocks(fd, 1u << FTS__CLK_REALTIME, c, info);
 
 	*err = rc < 0 ? -rc : 0;
 	return rc < 0 ? NULL : c[FTS__CLK_REALTIME];
 }
 
-int fts__file_load_clocks(int fd, struct fts_calib *out[FTS__NCLK])
+int fts__histfile_load_all_clocks(int fd, struct fts_calib *out[FTS__NCLK])
 {
-	return fts__load_clocks(fd, FTS__ALL_CLOCKS, out, NULL);
+	return fts__histfile_load_clocks(fd, FTS__ALL_CLOCKS, out, NULL);
 }
 
 struct fts_calib *fts_calib_load(int fd)
@@ -902,6 +902,6 @@ struct fts_calib *fts_calib_load(int fd)
 
 	if (fd < 0)
 		return fts__fail_null(EINVAL);
-	c = fts__load(fd, NULL, &err);
+	c = fts__histfile_load(fd, NULL, &err);
 	return c ? c : fts__fail_null(err);
 }

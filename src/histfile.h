@@ -39,7 +39,7 @@ enum {
 };
 /* Each kind's name: the backend's (fts_info.backend) for a counter, and for 0 what any
  * fts_calib history is. */
-extern const char *const fts__kind_names[FTS__KIND_N];
+extern const char *const fts__histfile_kind_names[FTS__KIND_N];
 
 /* Events (EVENT). */
 enum {
@@ -87,53 +87,53 @@ struct fts__fileinfo {
 };
 
 /* This machine's boot id (zeros if unreadable). */
-void fts__boot_id(uint8_t id[16]);
+void fts__histfile_boot_id(uint8_t id[16]);
 /* Write a whole file's header and a HEAD block to fd. 0 or negative errno. */
-int fts__write_header(int fd, const struct fts__head *h);
+int fts__histfile_write_header(int fd, const struct fts__head *h);
 /* A block in memory: its len bytes of payload are at out + FTS__BLOCK_HEAD_BYTES
  * already; the header goes before them and the padding after (room for both is the
  * caller's: FTS__BLOCK_HEAD_BYTES + len + 7). Returns the block's length. */
-size_t fts__put_block(unsigned char *out, uint32_t type, uint32_t len);
+size_t fts__histfile_put_block(unsigned char *out, uint32_t type, uint32_t len);
 /* Read up to len bytes from fd, fewer only at the end of the file: how many, or -EIO. */
-ssize_t fts__read_some(int fd, void *buf, size_t len);
+ssize_t fts__histfile_read_some(int fd, void *buf, size_t len);
 /* Write one block. 0 or negative errno. */
-int fts__write_block(int fd, uint32_t type, const void *payload, uint32_t len);
+int fts__histfile_write_block(int fd, uint32_t type, const void *payload, uint32_t len);
 /* The payloads of SAMPLES, CLKSAMPLES and EVENT blocks, encoded little-endian into buf
  * (32 bytes a sample; 128 a sample of every clock, k[j] clock j's bracket and bit j of
  * steps its step flag; 96 bytes an event). */
-size_t fts__put_sample(unsigned char *buf, uint64_t before, int64_t ref, uint64_t after,
+size_t fts__histfile_put_sample(unsigned char *buf, uint64_t before, int64_t ref, uint64_t after,
 		       uint32_t flags);
-size_t fts__put_clksample(unsigned char *buf, const struct fts__cbracket k[FTS__NCLK],
+size_t fts__histfile_put_clksample(unsigned char *buf, const struct fts__cbracket k[FTS__NCLK],
 			  uint32_t steps);
-size_t fts__put_event(unsigned char *buf, const struct fts__event *e);
+size_t fts__histfile_put_event(unsigned char *buf, const struct fts__event *e);
 #define FTS__SAMPLE_BYTES 32
 #define FTS__CLKSAMPLE_BYTES (FTS__NCLK * 24 + 8)
 #define FTS__EVENT_BYTES 96
 
 /* Save the history c with header h (a SEGS block: one history of no named clock).
  * 0 or negative errno. */
-int fts__calib_save_head(const struct fts_calib *c, int fd, const struct fts__head *h);
+int fts__histfile_save_head(const struct fts_calib *c, int fd, const struct fts__head *h);
 /* Save the history of each clock k with c[k] (NULL: one it does not hold; CLOCK_REALTIME's
  * is needed) with header h: a CLKSEGS block a clock. 0 or negative errno (-ENODATA:
  * CLOCK_REALTIME's holds fewer than two samples). */
-int fts__calib_save_clocks(const struct fts_calib *const c[FTS__NCLK], int fd,
+int fts__histfile_save_clocks(const struct fts_calib *const c[FTS__NCLK], int fd,
 			   const struct fts__head *h);
 /* A history of its own, copied from the state c publishes now, as a saved one is
  * loaded (it takes no samples): what stamps converted with a shared history keep
  * converting with after the reader leaves it. NULL if no whole state could be read. */
-struct fts_calib *fts__calib_copy(const struct fts_calib *c);
+struct fts_calib *fts__histfile_copy(const struct fts_calib *c);
 /* Read a file: the history it holds (with info, which may be NULL: on failure it
  * holds what was read before). NULL and *err = EBADMSG, ENODATA (a record of fewer
  * than two samples), EINVAL, ENOMEM or EIO. */
-struct fts_calib *fts__load(int fd, struct fts__fileinfo *info, int *err);
+struct fts_calib *fts__histfile_load(int fd, struct fts__fileinfo *info, int *err);
 /* Read a file: the history of each clock k in want (bits 1 << k, enum fts__clk) that it
  * holds into out[k], NULL for the others (info->clocks says which it holds; a history
  * of no named clock, formats 1 and 2 and fts_calib_save's, is CLOCK_REALTIME's). The
  * blocks of clocks not wanted are checked, not built. Every file holds CLOCK_REALTIME's.
- * 0, or a negative errno as fts__load's (out all NULL). */
-int fts__load_clocks(int fd, unsigned want, struct fts_calib *out[FTS__NCLK],
+ * 0, or a negative errno as fts__histfile_load's (out all NULL). */
+int fts__histfile_load_clocks(int fd, unsigned want, struct fts_calib *out[FTS__NCLK],
 		     struct fts__fileinfo *info);
-/* Every clock's history the file at fd holds (fts__load_clocks). */
-int fts__file_load_clocks(int fd, struct fts_calib *out[FTS__NCLK]);
+/* Every clock's history the file at fd holds (fts__histfile_load_clocks). */
+int fts__histfile_load_all_clocks(int fd, struct fts_calib *out[FTS__NCLK]);
 
 #endif /* FTS__HISTFILE_H */

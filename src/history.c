@@ -41,7 +41,7 @@ static int reach(const struct fts_calib *c, const struct fts__line *l, uint64_t 
 		return 0;
 	beyond = fts__mulshift(x < first ? first - x : x > newest ? x - newest : 0, l->mult, l->shift);
 	beyond = beyond < 0 ? -beyond : beyond;
-	return fts__reach_history(first, newest, x, beyond > INT64_MAX ? INT64_MAX : (int64_t)beyond)
+	return fts__estimate_reach_history(first, newest, x, beyond > INT64_MAX ? INT64_MAX : (int64_t)beyond)
 		       ? 0 : -ERANGE;
 }
 

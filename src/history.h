@@ -367,7 +367,7 @@ static inline int fts__line_convert(const struct fts__line *l, int where, uint64
  * through the read, at the tail's band). Between them the clock stepped at most once
  * and otherwise kept the band (P1, P2): what it read at x lies in the first's
  * extrapolation forward (fwd) or the second's backward (bwd), joined by
- * fts__rule11_join (estimate.h). err NULL: no bound wanted. */
+ * fts__estimate_rule11_join (estimate.h). err NULL: no bound wanted. */
 static inline int fts__bridge(const struct fts__line *fwd, const struct fts__line *bwd,
 			      uint64_t x, int64_t *ns, int64_t *err)
 {
@@ -377,7 +377,7 @@ static inline int fts__bridge(const struct fts__line *fwd, const struct fts__lin
 	if ((rc = fts__line_convert(fwd, 1, x, &nf, &ef)) < 0 ||
 	    (rc = fts__line_convert(bwd, -1, x, &nb, &eb)) < 0)
 		return rc;
-	return fts__rule11_join(nf, ef, nb, eb, ns, err);
+	return fts__estimate_rule11_join(nf, ef, nb, eb, ns, err);
 }
 
 /* ---- history.c ---------------------------------------------------------------------- */

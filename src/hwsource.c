@@ -75,7 +75,7 @@ const struct fts__source fts__hw_source = { .counter = fts__hw_counter, .realtim
 int fts__hw_cpus(void *ctx, cpu_set_t *set)
 {
 	(void)ctx;
-	fts__cpus_allowed(set);
+	fts__warp_cpus_allowed(set);
 	return 0;
 }
 

@@ -34,7 +34,7 @@ struct fts__source {
 	/* The kernel's current clocksource; NULL: read sysfs. 0 or negative errno. */
 	int (*clocksource)(void *ctx, char *out, size_t len);
 	/* The counter across CPUs, for a source whose relation is not FTS__CS_IS_COUNTER:
-	 * the CPUs it may be read on (NULL: this process's, fts__cpus_allowed); the warp
+	 * the CPUs it may be read on (NULL: this process's, fts__warp_cpus_allowed); the warp
 	 * test over them (NULL: fts__warp_measure with real threads); move the sampler to
 	 * one of them (NULL: pin the calling thread). 0 or a negative errno. */
 	int (*cpus)(void *ctx, cpu_set_t *set);

@@ -90,7 +90,7 @@ static void tap_sample(const struct fts__psample *s, uint32_t steps)
 	} else if (!(p = tap_entry(FTS__BLK_CLKSAMPLES, FTS__CLKSAMPLE_BYTES))) {
 		return;
 	}
-	fts__put_clksample(p, s->k, steps);
+	fts__histfile_put_clksample(p, s->k, steps);
 }
 
 void fts__record_tap(int on)
@@ -153,7 +153,7 @@ void fts__record_flush(void)
 	fts__now(CLOCK_MONOTONIC, &rec.flushed_at);
 	if (!rec.n)
 		return;
-	rc = fts__write_block(rec.fd, FTS__BLK_CLKSAMPLES, rec.buf, (uint32_t)rec.n);
+	rc = fts__histfile_write_block(rec.fd, FTS__BLK_CLKSAMPLES, rec.buf, (uint32_t)rec.n);
 	rec.n = 0;
 	if (rc < 0)
 		record_stop(-rc);
@@ -179,7 +179,7 @@ void fts__record_sample(const struct fts__psample *s, uint32_t steps)
 		rec.buf = b;
 		rec.cap = cap;
 	}
-	rec.n += fts__put_clksample(rec.buf + rec.n, s->k, steps);
+	rec.n += fts__histfile_put_clksample(rec.buf + rec.n, s->k, steps);
 	if (fts__now(CLOCK_MONOTONIC, &now) == 0 && now - rec.flushed_at >= RECORD_FLUSH_NS)
 		fts__record_flush();
 }
@@ -196,13 +196,13 @@ void fts__record_event(uint32_t type, const struct fts__psample *s, int64_t valu
 	if (tap.on) {
 		unsigned char *p = tap_entry(FTS__BLK_EVENT, FTS__EVENT_BYTES);
 		if (p)
-			fts__put_event(p, &e);
+			fts__histfile_put_event(p, &e);
 	}
 	if (rec.fd < 0)
 		return;
 	fts__record_flush();   /* the samples before it first */
-	if (rec.fd >= 0 && (rc = fts__write_block(rec.fd, FTS__BLK_EVENT, b,
-						   (uint32_t)fts__put_event(b, &e))) < 0)
+	if (rec.fd >= 0 && (rc = fts__histfile_write_block(rec.fd, FTS__BLK_EVENT, b,
+						   (uint32_t)fts__histfile_put_event(b, &e))) < 0)
 		record_stop(-rc);
 }
 
@@ -241,7 +241,7 @@ static int same_record(int fd, const struct fts__head *h, off_t *keep)
 
 	if (lseek(fd, 0, SEEK_SET) < 0)
 		return 0;
-	c = fts__load(fd, &fi, &err);
+	c = fts__histfile_load(fd, &fi, &err);
 	fts_calib_free(c);
 	*keep = (off_t)fi.whole;
 	/* a record stopped after its header or a sample (ENODATA) is one to go on with;
@@ -320,7 +320,7 @@ int fts__record_open(const char *path, const struct fts__head *h, struct fts__re
 		rc = errno;
 	} else if (f->keep > 0 ? lseek(f->fd, 0, SEEK_END) < 0
 			       : lseek(f->fd, 0, SEEK_SET) < 0 ||
-				 (rc = -fts__write_header(f->fd, h)) != 0) {
+				 (rc = -fts__histfile_write_header(f->fd, h)) != 0) {
 		rc = rc ? rc : errno;
 	}
 	if (rc)

@@ -276,7 +276,7 @@ int fts__sampler_sample_locked(const char *why)
 	 * counter that stopped or ran on): the history is told, and need not guess. A
 	 * counter that jumped the history finds itself (calib.c, rule 3). */
 	/* Each clock is told of the events that move it against the counter (rule 13). */
-	steps = fts__rule13_moved(e.step, e.tai_step, e.suspend, e.ran_on);
+	steps = fts__estimate_rule13_moved(e.step, e.tai_step, e.suspend, e.ran_on);
 	if (v != FTS__FAULT_DROP &&
 	    fts__calib_add_sample(realtime_hist(), s.b, s.rt, s.a, steps >> FTS__CLK_REALTIME & 1) < 0 &&
 	    v == FTS__HEALTHY)

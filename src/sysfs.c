@@ -10,7 +10,7 @@
 
 #define CLOCKSOURCE_PATH "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 
-long fts__read_text(const char *path, char *buf, size_t len)
+long fts__sysfs_read_text(const char *path, char *buf, size_t len)
 {
 	size_t got = 0;
 	int fd;
@@ -43,7 +43,7 @@ static int is_space(char ch)
 	return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f';
 }
 
-int fts__parse_word(const char *text, char *out, size_t len)
+int fts__sysfs_parse_word(const char *text, char *out, size_t len)
 {
 	size_t n = 0;
 
@@ -60,7 +60,7 @@ int fts__parse_word(const char *text, char *out, size_t len)
 	return 0;
 }
 
-int fts__cpuinfo_has_flag(const char *text, const char *flag)
+int fts__sysfs_cpuinfo_has_flag(const char *text, const char *flag)
 {
 	size_t fl;
 
@@ -93,16 +93,16 @@ int fts__cpuinfo_has_flag(const char *text, const char *flag)
 	return 0;
 }
 
-int fts__clocksource(char *out, size_t len)
+int fts__sysfs_clocksource(char *out, size_t len)
 {
 	char buf[128];
-	long r = fts__read_text(CLOCKSOURCE_PATH, buf, sizeof(buf));
+	long r = fts__sysfs_read_text(CLOCKSOURCE_PATH, buf, sizeof(buf));
 	if (r < 0)
 		return (int)r;
-	return fts__parse_word(buf, out, len);
+	return fts__sysfs_parse_word(buf, out, len);
 }
 
-int fts__parse_dt_cells(const void *buf, size_t len, uint64_t *out)
+int fts__sysfs_parse_dt_cells(const void *buf, size_t len, uint64_t *out)
 {
 	const unsigned char *p = buf;
 	uint64_t v = 0;
@@ -115,7 +115,7 @@ int fts__parse_dt_cells(const void *buf, size_t len, uint64_t *out)
 	return 0;
 }
 
-int fts__clocksource_is_x86(const char *name)
+int fts__sysfs_clocksource_is_x86(const char *name)
 {
 	/* Linux's x86 clocksource names (arch/x86, drivers/clocksource/hyperv_timer.c). */
 	static const char *const x86[] = { "tsc", "tsc-early", "kvm-clock", "hpet", "acpi_pm",
@@ -130,7 +130,7 @@ int fts__clocksource_is_x86(const char *name)
 	return 0;
 }
 
-int fts__parse_boot_id(const char *text, uint8_t id[16])
+int fts__sysfs_parse_boot_id(const char *text, uint8_t id[16])
 {
 	int n = 0;
 

@@ -6,21 +6,21 @@
 #include <stdint.h>
 
 /* Read a small text file into buf, NUL-terminated. Bytes read or negative errno. */
-long fts__read_text(const char *path, char *buf, size_t len);
+long fts__sysfs_read_text(const char *path, char *buf, size_t len);
 /* First whitespace-delimited word of text into out (len bytes). 0 or -EINVAL. */
-int fts__parse_word(const char *text, char *out, size_t len);
+int fts__sysfs_parse_word(const char *text, char *out, size_t len);
 /* Does a /proc/cpuinfo "flags" line in text contain flag? 1, 0. */
-int fts__cpuinfo_has_flag(const char *text, const char *flag);
+int fts__sysfs_cpuinfo_has_flag(const char *text, const char *flag);
 /* The kernel's boot id (/proc/sys/kernel/random/boot_id: 32 hex digits with dashes)
  * from text into id. 0, or -EINVAL (id then holds no meaning). */
-int fts__parse_boot_id(const char *text, uint8_t id[16]);
+int fts__sysfs_parse_boot_id(const char *text, uint8_t id[16]);
 /* The kernel's current clocksource into out; 0 or negative errno. */
-int fts__clocksource(char *out, size_t len);
+int fts__sysfs_clocksource(char *out, size_t len);
 /* A device-tree property holding one big-endian cell (4 bytes) or two (8 bytes), as
  * read from /proc/device-tree, into *out. 0 or -EINVAL (other lengths). */
-int fts__parse_dt_cells(const void *buf, size_t len, uint64_t *out);
+int fts__sysfs_parse_dt_cells(const void *buf, size_t len, uint64_t *out);
 /* 1 when name is a clocksource only an x86 kernel has ("tsc", "kvm-clock", ...). On
  * another architecture that means /sys is the host's: user-mode emulation. */
-int fts__clocksource_is_x86(const char *name);
+int fts__sysfs_clocksource_is_x86(const char *name);
 
 #endif /* FTS__SYSFS_H */

@@ -114,7 +114,7 @@ static int era_at(const struct era *e, uint64_t r, const struct obs *read, __int
 		const struct obs *o = read && read->lo - r < r - e->first.hi ? read : &e->first;
 		if (r <= e->first.hi)
 			o = &e->first;
-		fts__rule14_one_obs(o->lo, o->hi, o->v, r, lo, hi);
+		fts__estimate_rule14_one_obs(o->lo, o->hi, o->v, r, lo, hi);
 		return 0;
 	}
 	if ((where = fts__calib_find(e->h, r, &l)) < -1)
@@ -138,7 +138,7 @@ static int era_at(const struct era *e, uint64_t r, const struct obs *read, __int
 static int keep(int k, const struct obs *o)
 {
 	struct era *e = eras[k].n ? &eras[k].e[eras[k].n - 1] : NULL;
-	enum fts__rule14_obs to = fts__rule14_obs(e != NULL, e ? e->last.hi : 0, o->lo,
+	enum fts__estimate_rule14_obs to = fts__estimate_rule14_obs(e != NULL, e ? e->last.hi : 0, o->lo,
 						  e ? o->raw - e->last.raw : 0);
 
 	if (to == FTS__OBS_BRIDGE)
@@ -211,7 +211,7 @@ int fts__tagged_convert(int k, const fast_timestamp_t *stamps, size_t n, int64_t
 			/* its readings: from its first less the step's interval before it, to
 			 * its newest plus the interval after (the newest era: to the read now) */
 			uint64_t top = last ? read.hi : e->last.hi + (uint64_t)eras[k].e[j + 1].gap_before;
-			if (!fts__rule14_may_hold(r, e->first.lo, e->gap_before, top))
+			if (!fts__estimate_rule14_may_hold(r, e->first.lo, e->gap_before, top))
 				continue;
 			if ((rc = era_at(e, r, last && have_read ? &read : NULL, &a, &b)) < 0)
 				break;

@@ -86,7 +86,7 @@ static int block(unsigned char *p, unsigned char *buf, size_t *n, uint32_t type,
 {
 	if (!p)
 		return -ENOMEM;
-	*n += fts__put_block(buf + *n, type, (uint32_t)len);
+	*n += fts__histfile_put_block(buf + *n, type, (uint32_t)len);
 	return 0;
 }
 
@@ -137,7 +137,7 @@ static int events_blocks(const struct fts__ring_batch *b)
 		q = p + FTS__EVENTS_HEAD_BYTES;
 		for (size_t i = done; i < done + k; i++)
 			q = fts__compact_put(q, i < b->n1 ? &b->rec1[i] : &b->rec2[i - b->n1], &cs);
-		tr.nout += fts__put_block(tr.out + tr.nout, FTS__BLK_EVENTS_COMPACT, (uint32_t)(q - p));
+		tr.nout += fts__histfile_put_block(tr.out + tr.nout, FTS__BLK_EVENTS_COMPACT, (uint32_t)(q - p));
 		done += k;
 	} while (done < b->n);
 	return 0;
@@ -356,8 +356,8 @@ int fts_trace_start(const char *path)
 	tr.orphans_seen = 0;
 	put32(p, (uint32_t)getpid());
 	put64(p + 8, fts__rings_size());
-	if (!rc && (rc = -fts__write_header(fd, &h)) == 0 &&
-	    (rc = -fts__write_block(fd, FTS__BLK_TRACE, p, sizeof(p))) == 0) {
+	if (!rc && (rc = -fts__histfile_write_header(fd, &h)) == 0 &&
+	    (rc = -fts__histfile_write_block(fd, FTS__BLK_TRACE, p, sizeof(p))) == 0) {
 		tr.good = lseek(fd, 0, SEEK_CUR);
 		rc = -round_locked(0, NULL, SIZE_MAX);
 	}
@@ -406,7 +406,7 @@ int fts_trace_stop(void)
 	put64(p, tr.st.events);
 	put64(p + 8, tr.st.dropped);
 	put64(p + 16, tr.st.lost);
-	if (!tr.st.write_error && (rc = -fts__write_block(tr.fd, FTS__BLK_TRACE_END, p, sizeof(p))) != 0)
+	if (!tr.st.write_error && (rc = -fts__histfile_write_block(tr.fd, FTS__BLK_TRACE_END, p, sizeof(p))) != 0)
 		tr.st.write_error = rc;
 	else if (!tr.st.write_error)
 		tr.st.bytes += FTS__BLOCK_HEAD_BYTES + sizeof(p);

@@ -60,7 +60,7 @@ struct fts_trace *fts_trace_open(const char *path, clockid_t clock)
 		return fts__fail_null(rc);
 	}
 	/* the history: every block checked, a cut file read up to its cut */
-	rc = fts__load_clocks(t->fd, 1u << k, c, &fi);
+	rc = fts__histfile_load_clocks(t->fd, 1u << k, c, &fi);
 	if (rc == 0 && !(t->hist = c[k])) {
 		rc = -EBADMSG;   /* a file of CLOCK_REALTIME alone, asked for another */
 		for (int i = 0; i < FTS__NCLK; i++)
@@ -70,7 +70,7 @@ struct fts_trace *fts_trace_open(const char *path, clockid_t clock)
 		t->hist_err = ENODATA;   /* too few samples: events, not converted */
 		rc = 0;
 	}
-	if (rc == 0 && (lseek(t->fd, 0, SEEK_SET) < 0 || fts__read_some(t->fd, f, 16) != 16 ||
+	if (rc == 0 && (lseek(t->fd, 0, SEEK_SET) < 0 || fts__histfile_read_some(t->fd, f, 16) != 16 ||
 			memcmp(f, FTS__FILE_MAGIC, 8) || get32(f + 8) != FTS__FILE_VERSION))
 		rc = -EBADMSG;
 	if (rc) {
@@ -88,7 +88,7 @@ static int next_block(struct fts_trace *t, uint32_t *type, size_t *len)
 {
 	static const unsigned char zero[8];
 	unsigned char h[FTS__BLOCK_HEAD_BYTES];
-	ssize_t got = fts__read_some(t->fd, h, sizeof(h));
+	ssize_t got = fts__histfile_read_some(t->fd, h, sizeof(h));
 	size_t n, pad;
 
 	if (got < 0)
@@ -111,7 +111,7 @@ static int next_block(struct fts_trace *t, uint32_t *type, size_t *len)
 		t->blk = b;
 		t->cap = n + pad;
 	}
-	if ((got = fts__read_some(t->fd, t->blk, n + pad)) < 0)
+	if ((got = fts__histfile_read_some(t->fd, t->blk, n + pad)) < 0)
 		return (int)got;
 	if ((size_t)got < n + pad)
 		return 0;   /* cut inside the block: the whole ones before are the trace */

@@ -184,7 +184,7 @@ int fts__warp_measure(uint64_t (*read)(void *), void *ctx, const cpu_set_t *cpus
 	return 0;
 }
 
-void fts__cpus_allowed(cpu_set_t *set)
+void fts__warp_cpus_allowed(cpu_set_t *set)
 {
 	cpu_set_t mine;
 

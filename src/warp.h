@@ -27,6 +27,6 @@ int fts__warp_measure(uint64_t (*read)(void *), void *ctx, const cpu_set_t *cpus
 		      struct fts__warp *w);
 
 /* The CPUs this process may run on: the main thread's and the calling thread's. */
-void fts__cpus_allowed(cpu_set_t *set);
+void fts__warp_cpus_allowed(cpu_set_t *set);
 
 #endif

@@ -28,18 +28,18 @@ int main(int argc, char **argv)
 	}
 	base = argc == 3 ? strtoull(argv[2], NULL, 0) : 0;
 	e.counter += base;
-	fts__boot_id(h.boot_id);
+	fts__histfile_boot_id(h.boot_id);
 	/* ESC [2J clears a terminal, ESC ]0; sets its title: neither may reach one. */
 	snprintf(h.clocksource, sizeof(h.clocksource), "kvm\033[2J\tclock\\");
 	snprintf(e.what, sizeof(e.what), "step\033]0;owned\007\r\x9b" "31m");
 	for (int i = 0; i < 3; i++)
-		n += fts__put_sample(buf + n, base + 1000000000ull * (unsigned)(i + 1) - 10,
+		n += fts__histfile_put_sample(buf + n, base + 1000000000ull * (unsigned)(i + 1) - 10,
 				     1700000000000000000 + 1000000000ll * (i + 1),
 				     base + 1000000000ull * (unsigned)(i + 1) + 10, 0);
 	fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || fts__write_header(fd, &h) < 0 ||
-	    fts__write_block(fd, FTS__BLK_SAMPLES, buf, (uint32_t)n) < 0 ||
-	    fts__write_block(fd, FTS__BLK_EVENT, ev, (uint32_t)fts__put_event(ev, &e)) < 0 ||
+	if (fd < 0 || fts__histfile_write_header(fd, &h) < 0 ||
+	    fts__histfile_write_block(fd, FTS__BLK_SAMPLES, buf, (uint32_t)n) < 0 ||
+	    fts__histfile_write_block(fd, FTS__BLK_EVENT, ev, (uint32_t)fts__histfile_put_event(ev, &e)) < 0 ||
 	    close(fd) < 0) {
 		perror(argv[1]);
 		return 1;

@@ -184,7 +184,7 @@ static void warp_finds_planted_offsets(void **state)
 #if !FTS__HAVE_COUNTER
 	FTS_SKIP("no counter on this build (generic backend)");
 #endif
-	fts__cpus_allowed(&set);
+	fts__warp_cpus_allowed(&set);
 	for (int c = 0; c < CPU_SETSIZE; c++)
 		if (CPU_ISSET(c, &set) && n++ == 1)
 			second = c;
@@ -243,30 +243,30 @@ static void parse_dt_cells(void **state)
 	static const unsigned char junk[9] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 };
 	uint64_t v = 42;
 	(void)state;
-	assert_int_equal(fts__parse_dt_cells(one, 4, &v), 0);
+	assert_int_equal(fts__sysfs_parse_dt_cells(one, 4, &v), 0);
 	assert_int_equal(v, 10000000);
-	assert_int_equal(fts__parse_dt_cells(two, 8, &v), 0);
+	assert_int_equal(fts__sysfs_parse_dt_cells(two, 8, &v), 0);
 	assert_int_equal(v, (UINT64_C(1) << 32) | 2);
 	v = 42;
 	for (size_t len = 0; len <= sizeof(junk); len++)
 		if (len != 4 && len != 8)
-			assert_int_equal(fts__parse_dt_cells(junk, len, &v), -EINVAL);
+			assert_int_equal(fts__sysfs_parse_dt_cells(junk, len, &v), -EINVAL);
 	assert_int_equal(v, 42);
-	assert_int_equal(fts__parse_dt_cells(NULL, 4, &v), -EINVAL);
-	assert_int_equal(fts__parse_dt_cells(one, 4, NULL), -EINVAL);
+	assert_int_equal(fts__sysfs_parse_dt_cells(NULL, 4, &v), -EINVAL);
+	assert_int_equal(fts__sysfs_parse_dt_cells(one, 4, NULL), -EINVAL);
 }
 
 static void x86_clocksource_names(void **state)
 {
 	(void)state;
-	assert_true(fts__clocksource_is_x86("tsc"));
-	assert_true(fts__clocksource_is_x86("kvm-clock"));
-	assert_true(fts__clocksource_is_x86("hpet"));
-	assert_false(fts__clocksource_is_x86("tsc "));
-	assert_false(fts__clocksource_is_x86("arch_sys_counter"));
-	assert_false(fts__clocksource_is_x86("riscv_clocksource"));
-	assert_false(fts__clocksource_is_x86(""));
-	assert_false(fts__clocksource_is_x86(NULL));
+	assert_true(fts__sysfs_clocksource_is_x86("tsc"));
+	assert_true(fts__sysfs_clocksource_is_x86("kvm-clock"));
+	assert_true(fts__sysfs_clocksource_is_x86("hpet"));
+	assert_false(fts__sysfs_clocksource_is_x86("tsc "));
+	assert_false(fts__sysfs_clocksource_is_x86("arch_sys_counter"));
+	assert_false(fts__sysfs_clocksource_is_x86("riscv_clocksource"));
+	assert_false(fts__sysfs_clocksource_is_x86(""));
+	assert_false(fts__sysfs_clocksource_is_x86(NULL));
 }
 
 /* What the process clock says it runs on agrees with the build and the decision. */

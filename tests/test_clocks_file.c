@@ -96,10 +96,10 @@ static void every_clock_as_live(void **state)
 	record_every_clock(path, st, truth, &fs);
 	fd = open(path, O_RDONLY);
 	assert_true(fd >= 0);
-	assert_int_equal(fts__load_clocks(fd, FTS__ALL_CLOCKS, rc, &fi), 0);
+	assert_int_equal(fts__histfile_load_clocks(fd, FTS__ALL_CLOCKS, rc, &fi), 0);
 	bytes = (size_t)lseek(fd, 0, SEEK_END);
 	close(fd);
-	assert_int_equal(fts__load_clocks(fs, FTS__ALL_CLOCKS, sv, &fs_info), 0);
+	assert_int_equal(fts__histfile_load_clocks(fs, FTS__ALL_CLOCKS, sv, &fs_info), 0);
 	assert_int_equal(fi.version, 3);
 	assert_int_equal(fi.clocks, FTS__ALL_CLOCKS);
 	assert_false(fi.saved);
@@ -184,7 +184,7 @@ static void old_files_hold_realtime(void **state)
 			daysim_free(&d);
 		}
 		assert_true(fd >= 0);
-		assert_int_equal(fts__load_clocks(fd, FTS__ALL_CLOCKS, c, &fi), 0);
+		assert_int_equal(fts__histfile_load_clocks(fd, FTS__ALL_CLOCKS, c, &fi), 0);
 		assert_int_equal(fi.version, i < 2 ? 1 : i < 4 ? 2 : 3);
 		assert_int_equal(fi.clocks, 1u << FTS__CLK_REALTIME);
 		assert_true(fi.plain);
@@ -230,7 +230,7 @@ static void every_clock_cut_anywhere(void **state)
 		while (k < nblocks && ends[k] <= len)
 			whole = ends[k++];
 		fc = len % 5 ? mem_file(f, len) : pipe_file(f, len);
-		rc = fts__load_clocks(fc, FTS__ALL_CLOCKS, c, &fi);
+		rc = fts__histfile_load_clocks(fc, FTS__ALL_CLOCKS, c, &fi);
 		close(fc);
 		if (k == 0 || samples[k - 1] < 2) {
 			assert_int_equal(rc, -ENODATA);
@@ -241,7 +241,7 @@ static void every_clock_cut_anywhere(void **state)
 		loaded++;
 		if (len % 11 == 0 || len == whole) {
 			fc = mem_file(f, whole);
-			assert_int_equal(fts__load_clocks(fc, FTS__ALL_CLOCKS, ref, NULL), 0);
+			assert_int_equal(fts__histfile_load_clocks(fc, FTS__ALL_CLOCKS, ref, NULL), 0);
 			close(fc);
 			for (int j = 0; j < FTS__NCLK; j++) {
 				uint64_t lo, hi;
@@ -262,7 +262,7 @@ static void every_clock_cut_anywhere(void **state)
 	for (size_t len = 0; len < n; len++) {
 		struct fts_calib *c[FTS__NCLK];
 		int fc = len % 3 ? mem_file(f, len) : pipe_file(f, len);
-		int rc = fts__load_clocks(fc, FTS__ALL_CLOCKS, c, NULL);
+		int rc = fts__histfile_load_clocks(fc, FTS__ALL_CLOCKS, c, NULL);
 		close(fc);
 		assert_int_equal(rc, len < HEADER_BYTES + FTS__BLOCK_HEAD_BYTES ? -ENODATA : -EBADMSG);
 	}
@@ -301,7 +301,7 @@ static void put_le32(unsigned char *p, uint32_t v)
 static int load_all(const unsigned char *f, size_t n)
 {
 	struct fts_calib *c[FTS__NCLK];
-	int fd = mem_file(f, n), rc = fts__load_clocks(fd, FTS__ALL_CLOCKS, c, NULL);
+	int fd = mem_file(f, n), rc = fts__histfile_load_clocks(fd, FTS__ALL_CLOCKS, c, NULL);
 
 	close(fd);
 	if (rc == 0)
@@ -409,7 +409,7 @@ static void every_clock_corrupt(void **state)
 		memcpy(h + HEADER_BYTES, "FBLK", 4);
 		h[HEADER_BYTES + 4] = FTS__BLK_SAMPLES;
 		h[HEADER_BYTES + 8] = FTS__SAMPLE_BYTES;
-		fts__put_sample(h + HEADER_BYTES + FTS__BLOCK_HEAD_BYTES, 1, 1, 2, 0);
+		fts__histfile_put_sample(h + HEADER_BYTES + FTS__BLOCK_HEAD_BYTES, 1, 1, 2, 0);
 		memcpy(h + HEADER_BYTES + FTS__BLOCK_HEAD_BYTES + FTS__SAMPLE_BYTES, f + HEADER_BYTES,
 		       n - HEADER_BYTES);
 		rewrite_crcs(h, n + FTS__BLOCK_HEAD_BYTES + FTS__SAMPLE_BYTES);

@@ -577,7 +577,7 @@ static void records_as_differences(void **state)
 	uint64_t got[64];
 	for (int d = -1; d <= 1; d += 2) {
 		p[4] = (unsigned char)(count + (uint32_t)d);
-		fts__put_block(b + first, FTS__BLK_EVENTS_COMPACT, len);
+		fts__histfile_put_block(b + first, FTS__BLK_EVENTS_COMPACT, len);
 		spill(path, b, n);
 		assert_int_equal(read_all(path, got, 64), -1);
 	}
@@ -590,16 +590,16 @@ static void records_as_differences(void **state)
 				      (unsigned char)(keep0 | 0x60), (unsigned char)((keep0 & ~7) | 5) };
 	for (size_t i = 0; i < sizeof(b0s); i++) {
 		r0[0] = b0s[i];
-		fts__put_block(b + first, FTS__BLK_EVENTS_COMPACT, len);
+		fts__histfile_put_block(b + first, FTS__BLK_EVENTS_COMPACT, len);
 		spill(path, b, n);
 		assert_int_equal(read_all(path, got, 64), -1);
 	}
 	r0[0] = keep0;
-	fts__put_block(b + first, FTS__BLK_EVENTS_COMPACT, len);
+	fts__histfile_put_block(b + first, FTS__BLK_EVENTS_COMPACT, len);
 	spill(path, b, n);
 	assert_int_equal(read_all(path, got, 64), 24);   /* put back: read again */
 	r0[1] = (unsigned char)((keep1 & 0xf0) | 9);
-	fts__put_block(b + first, FTS__BLK_EVENTS_COMPACT, len);
+	fts__histfile_put_block(b + first, FTS__BLK_EVENTS_COMPACT, len);
 	spill(path, b, n);
 	assert_int_equal(read_all(path, got, 64), -1);
 	unlink(path);

@@ -45,7 +45,7 @@ static void test_parse_word(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char out[64];
 		memset(out, '#', sizeof(out));
-		int rc = fts__parse_word(cases[i].text, out, cases[i].len);
+		int rc = fts__sysfs_parse_word(cases[i].text, out, cases[i].len);
 		if (rc != cases[i].rc)
 			fail_msg("case %zu \"%s\" len %zu: rc %d, want %d", i, cases[i].text,
 				 cases[i].len, rc, cases[i].rc);
@@ -59,9 +59,9 @@ static void test_parse_word(void **state)
 	}
 	{
 		char out[8];
-		assert_int_equal(fts__parse_word(NULL, out, sizeof(out)), -EINVAL);
-		assert_int_equal(fts__parse_word("tsc", NULL, 8), -EINVAL);
-		assert_int_equal(fts__parse_word("tsc", out, 0), -EINVAL);
+		assert_int_equal(fts__sysfs_parse_word(NULL, out, sizeof(out)), -EINVAL);
+		assert_int_equal(fts__sysfs_parse_word("tsc", NULL, 8), -EINVAL);
+		assert_int_equal(fts__sysfs_parse_word("tsc", out, 0), -EINVAL);
 	}
 }
 
@@ -102,13 +102,13 @@ static void test_cpuinfo_has_flag(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		int got = fts__cpuinfo_has_flag(cases[i].text, cases[i].flag);
+		int got = fts__sysfs_cpuinfo_has_flag(cases[i].text, cases[i].flag);
 		if (got != cases[i].want)
 			fail_msg("case %zu flag \"%s\": got %d, want %d", i, cases[i].flag, got,
 				 cases[i].want);
 	}
-	assert_int_equal(fts__cpuinfo_has_flag(NULL, "tsc"), 0);
-	assert_int_equal(fts__cpuinfo_has_flag(CPUINFO_X86, NULL), 0);
+	assert_int_equal(fts__sysfs_cpuinfo_has_flag(NULL, "tsc"), 0);
+	assert_int_equal(fts__sysfs_cpuinfo_has_flag(CPUINFO_X86, NULL), 0);
 }
 
 /* A file in a fresh temporary directory, removed by the caller. */
@@ -118,12 +118,12 @@ static void test_parse_boot_id(void **state)
 	uint8_t id[16];
 	(void)state;
 
-	assert_int_equal(fts__parse_boot_id("0123abcd-4567-89ef-0011-2233445566ff\n", id), 0);
+	assert_int_equal(fts__sysfs_parse_boot_id("0123abcd-4567-89ef-0011-2233445566ff\n", id), 0);
 	assert_int_equal(id[0], 0x01);
 	assert_int_equal(id[3], 0xcd);
 	assert_int_equal(id[15], 0xff);
-	assert_int_equal(fts__parse_boot_id("0123abcd-4567-89ef", id), -EINVAL);
-	assert_int_equal(fts__parse_boot_id("", id), -EINVAL);
+	assert_int_equal(fts__sysfs_parse_boot_id("0123abcd-4567-89ef", id), -EINVAL);
+	assert_int_equal(fts__sysfs_parse_boot_id("", id), -EINVAL);
 }
 
 static void write_file(const char *path, const char *data, size_t n)
@@ -145,62 +145,62 @@ static void test_read_text(void **state)
 
 	/* Missing file: -ENOENT, buffer untouched. */
 	memset(buf, '#', sizeof(buf));
-	assert_int_equal(fts__read_text(path, buf, sizeof(buf)), -ENOENT);
+	assert_int_equal(fts__sysfs_read_text(path, buf, sizeof(buf)), -ENOENT);
 	assert_int_equal(buf[0], '#');
 
 	/* NULL arguments and an empty buffer: -EINVAL. */
-	assert_int_equal(fts__read_text(NULL, buf, sizeof(buf)), -EINVAL);
-	assert_int_equal(fts__read_text(path, NULL, sizeof(buf)), -EINVAL);
-	assert_int_equal(fts__read_text(path, buf, 0), -EINVAL);
+	assert_int_equal(fts__sysfs_read_text(NULL, buf, sizeof(buf)), -EINVAL);
+	assert_int_equal(fts__sysfs_read_text(path, NULL, sizeof(buf)), -EINVAL);
+	assert_int_equal(fts__sysfs_read_text(path, buf, 0), -EINVAL);
 
 	/* A short file, whole and NUL-terminated. */
 	write_file(path, "tsc\n", 4);
-	r = fts__read_text(path, buf, sizeof(buf));
+	r = fts__sysfs_read_text(path, buf, sizeof(buf));
 	assert_int_equal(r, 4);
 	assert_string_equal(buf, "tsc\n");
 
 	/* An empty file. */
 	write_file(path, "", 0);
 	memset(buf, '#', sizeof(buf));
-	assert_int_equal(fts__read_text(path, buf, sizeof(buf)), 0);
+	assert_int_equal(fts__sysfs_read_text(path, buf, sizeof(buf)), 0);
 	assert_int_equal(buf[0], '\0');
 
 	/* Longer than the buffer: truncated to len - 1 bytes and a NUL. */
 	write_file(path, "0123456789abcdefghijklmnopqrstuvwxyz", 36);
 	memset(buf, '#', sizeof(buf));
-	r = fts__read_text(path, buf, sizeof(buf));
+	r = fts__sysfs_read_text(path, buf, sizeof(buf));
 	assert_int_equal(r, (long)sizeof(buf) - 1);
 	assert_int_equal(buf[sizeof(buf) - 1], '\0');
 	assert_memory_equal(buf, "0123456789abcde", sizeof(buf));
 
 	/* A one-byte buffer holds only the NUL. */
 	buf[0] = '#';
-	assert_int_equal(fts__read_text(path, buf, 1), 0);
+	assert_int_equal(fts__sysfs_read_text(path, buf, 1), 0);
 	assert_int_equal(buf[0], '\0');
 
 	/* A directory cannot be read as text. */
-	assert_int_equal(fts__read_text(dir, buf, sizeof(buf)), -EISDIR);
+	assert_int_equal(fts__sysfs_read_text(dir, buf, sizeof(buf)), -EISDIR);
 
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(rmdir(dir), 0);
 }
 
-/* The kernel's own file, when there is one: what fts__clocksource returns is the
+/* The kernel's own file, when there is one: what fts__sysfs_clocksource returns is the
  * first word of it. */
 static void test_clocksource_matches_file(void **state)
 {
 	const char *p = "/sys/devices/system/clocksource/clocksource0/current_clocksource";
 	char raw[128], want[32], got[32];
-	long r = fts__read_text(p, raw, sizeof(raw));
+	long r = fts__sysfs_read_text(p, raw, sizeof(raw));
 
 	(void)state;
 	if (r < 0) {
 		FTS_SKIP("%s unreadable (%s)", p, strerror((int)-r));
 	}
-	assert_int_equal(fts__parse_word(raw, want, sizeof(want)), 0);
-	assert_int_equal(fts__clocksource(got, sizeof(got)), 0);
+	assert_int_equal(fts__sysfs_parse_word(raw, want, sizeof(want)), 0);
+	assert_int_equal(fts__sysfs_clocksource(got, sizeof(got)), 0);
 	assert_string_equal(got, want);
-	assert_int_equal(fts__clocksource(got, 1), -EINVAL);
+	assert_int_equal(fts__sysfs_clocksource(got, 1), -EINVAL);
 }
 
 /* Every path of fts__crc32 gives the tables' value: lengths 0 to 1100 at every

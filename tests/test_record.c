@@ -375,11 +375,11 @@ static void too_few_samples(void **state)
 	struct fts_calib *c;
 	(void)state;
 
-	assert_int_equal(fts__write_header(fd, &h), 0);
+	assert_int_equal(fts__histfile_write_header(fd, &h), 0);
 	for (int n = 0; n <= 2; n++) {
 		if (n) {
-			fts__put_sample(s, 1000u * (unsigned)n, 1000000 * n, 1000u * (unsigned)n + 10, 0);
-			assert_int_equal(fts__write_block(fd, FTS__BLK_SAMPLES, s, FTS__SAMPLE_BYTES), 0);
+			fts__histfile_put_sample(s, 1000u * (unsigned)n, 1000000 * n, 1000u * (unsigned)n + 10, 0);
+			assert_int_equal(fts__histfile_write_block(fd, FTS__BLK_SAMPLES, s, FTS__SAMPLE_BYTES), 0);
 		}
 		assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
 		errno = 0;
@@ -556,7 +556,7 @@ static void record_cut_anywhere(void **state)
 		{
 			struct fts__fileinfo fi;
 			int err;
-			struct fts_calib *c = fts__load(fd, &fi, &err);
+			struct fts_calib *c = fts__histfile_load(fd, &fi, &err);
 			assert_non_null(c);
 			assert_false(fi.cut);
 			assert_int_equal(fi.whole, m);

@@ -29,7 +29,7 @@ static struct fts__pt pt(double x, double h, double r)
 static struct fts__ival ival_at_rate(double ppm, double len)
 {
 	struct fts__pt a = pt(0, 0, 0), b = pt(len, 0, floor(len * RATE * (1 + ppm * PPM)));
-	return fts__ival_of(&a, &b);
+	return fts__estimate_ival_of(&a, &b);
 }
 
 /* Rule 1: at the bracket's middle, within half the bracket at the rate, plus 1 ns. */
@@ -37,9 +37,9 @@ static void rule1_sample_uncertainty(void **state)
 {
 	struct fts__pt p = pt(1000, 260, 5);
 	(void)state;
-	assert_true(fabs(fts__pt_uncertainty(&p, RATE) - (260 * RATE + 1)) < 1e-9);
+	assert_true(fabs(fts__estimate_pt_uncertainty(&p, RATE) - (260 * RATE + 1)) < 1e-9);
 	p.h = 0;
-	assert_true(fabs(fts__pt_uncertainty(&p, RATE) - 1) < 1e-12);
+	assert_true(fabs(fts__estimate_pt_uncertainty(&p, RATE) - 1) < 1e-12);
 }
 
 /* Rule 2: the rate between middles; its noise from the brackets and the readings. */
@@ -49,7 +49,7 @@ static void rule2_interval_rate(void **state)
 	struct fts__ival v;
 	(void)state;
 
-	v = fts__ival_of(&a, &b);
+	v = fts__estimate_ival_of(&a, &b);
 	assert_true(fabs(v.rate - 10000000.0 / 26000000) < 1e-12);
 	/* the true rate over the actual reads lies within rate +- noise */
 	assert_true(v.rate + v.noise >= (10000000.0 + 1) / (26000000 - 200));
@@ -57,7 +57,7 @@ static void rule2_interval_rate(void **state)
 	assert_true(v.noise < 1e-5 * v.rate);
 	/* overlapping brackets: the rate is not known from them */
 	b = pt(150, 100, 10000000);
-	v = fts__ival_of(&a, &b);
+	v = fts__estimate_ival_of(&a, &b);
 	assert_true(v.noise >= fabs(v.rate));
 }
 
@@ -69,32 +69,32 @@ static void rule3_step_verdict(void **state)
 
 	/* 1 ms of step in 100 ms: 10,000 ppm beyond its neighbours */
 	x = ival_at_rate(10000, 26e7);
-	assert_true(fts__is_step(&x, &l, &r));
+	assert_true(fts__estimate_is_step(&x, &l, &r));
 	x = ival_at_rate(-10000, 26e7);
-	assert_true(fts__is_step(&x, &l, &r));
+	assert_true(fts__estimate_is_step(&x, &l, &r));
 	/* below the threshold, not a step */
 	x = ival_at_rate(1500, 26e7);
-	assert_false(fts__is_step(&x, &l, &r));
+	assert_false(fts__estimate_is_step(&x, &l, &r));
 	/* a slew of 10 % (ADJ_TICK): the interval holding the change lies between */
 	r = ival_at_rate(100000, 26e7);
 	x = ival_at_rate(60000, 26e7);
-	assert_false(fts__is_step(&x, &l, &r));
+	assert_false(fts__estimate_is_step(&x, &l, &r));
 	/* but beyond both sides it is one */
 	x = ival_at_rate(110000, 26e7);
-	assert_true(fts__is_step(&x, &l, &r));
+	assert_true(fts__estimate_is_step(&x, &l, &r));
 	/* it takes both sides to tell which of two intervals stepped: one side, or a side
 	 * that does not know its rate (a 1 us interval), says nothing */
 	x = ival_at_rate(10000, 26e7);
-	assert_false(fts__is_step(&x, &l, NULL));
-	assert_false(fts__is_step(&x, NULL, NULL));
+	assert_false(fts__estimate_is_step(&x, &l, NULL));
+	assert_false(fts__estimate_is_step(&x, NULL, NULL));
 	r = ival_at_rate(0, 2600);
-	assert_false(fts__is_step(&x, &l, &r));
+	assert_false(fts__estimate_is_step(&x, &l, &r));
 	/* standing still or going back: a step; the source says so */
 	x.rate = 0;
-	assert_true(fts__is_step(&x, NULL, NULL));
+	assert_true(fts__estimate_is_step(&x, NULL, NULL));
 	x = ival_at_rate(0, 26e7);
 	x.step = 1;
-	assert_true(fts__is_step(&x, &l, &l));
+	assert_true(fts__estimate_is_step(&x, &l, &l));
 }
 
 /* Rule 4: the neighbours' rates, over spans of half the interval, skipping a step. */
@@ -113,32 +113,32 @@ static void rule4_band(void **state)
 	/* right of the 100 ms interval 2: from 3, extended over 3-4 and 4-5 (2.6 M ticks
 	 * each) but no further (two at most); left: 1-2 (26 M) is short of 130 M, so
 	 * extended to 0-2 */
-	assert_true(fts__neighbour(p, step, 8, 2, 1, &n));
+	assert_true(fts__estimate_neighbour(p, step, 8, 2, 1, &n));
 	assert_true(fabs(n.rate - (p[5].r - p[3].r) / (p[5].x - p[3].x)) < 1e-15);
-	assert_true(fts__neighbour(p, step, 8, 2, -1, &n));
+	assert_true(fts__estimate_neighbour(p, step, 8, 2, -1, &n));
 	assert_true(fabs(n.rate - (p[2].r - p[0].r) / (p[2].x - p[0].x)) < 1e-15);
 	/* a step beside it is skipped (one at most) */
 	step[3] = 1;
-	assert_true(fts__neighbour(p, step, 8, 2, 1, &n));
+	assert_true(fts__estimate_neighbour(p, step, 8, 2, 1, &n));
 	assert_true(fabs(n.rate - (p[6].r - p[4].r) / (p[6].x - p[4].x)) < 1e-15);
 	step[4] = 1;
-	assert_false(fts__neighbour(p, step, 8, 2, 1, &n));
+	assert_false(fts__estimate_neighbour(p, step, 8, 2, 1, &n));
 	/* the band: both sides' rates give or take their noise, widened by the tolerance */
 	{
 		struct fts__ival a = ival_at_rate(-5, 26e7), c = ival_at_rate(7, 26e7);
 		self = ival_at_rate(3, 26e7);
-		b = fts__band_of(&self, &a, &c, 1e-6);
+		b = fts__estimate_band_of(&self, &a, &c, 1e-6);
 		assert_true(b.lo <= a.rate - a.noise && b.lo >= a.rate - a.noise - 2e-6 * RATE);
 		assert_true(b.hi >= c.rate + c.noise && b.hi <= c.rate + c.noise + 2e-6 * RATE);
 		/* its own rate counts, unless it holds a step */
 		self = ival_at_rate(300, 26e7);
-		b = fts__band_of(&self, &a, &c, 1e-6);
+		b = fts__estimate_band_of(&self, &a, &c, 1e-6);
 		assert_true(b.hi >= self.rate + self.noise);
 		self.step = 1;
-		b = fts__band_of(&self, &a, &c, 1e-6);
+		b = fts__estimate_band_of(&self, &a, &c, 1e-6);
 		assert_true(b.hi < c.rate + c.noise + 2e-6 * RATE);
 		/* nothing beside it: its own rate, widened by the step threshold */
-		b = fts__band_of(&self, NULL, NULL, 1e-6);
+		b = fts__estimate_band_of(&self, NULL, NULL, 1e-6);
 		assert_true(b.lo < self.rate * (1 - 1900 * PPM) && b.hi > self.rate * (1 + 1900 * PPM));
 	}
 }
@@ -188,38 +188,38 @@ static void rule5_envelope(void **state)
 	/* a change of rate at 30 % of the interval: P3 applies, no step */
 	{
 		struct fts__pt p0 = pt(0, 0, 0), p1 = pt(len, 0, floor(path(len, a, 0.3 * len, b, 0, 2 * len)));
-		self = fts__ival_of(&p0, &p1);
-		assert_true(fts__rate_change(&self, &l, &r, 1e-6));
-		isect = fts__envelope(&p0, &p1, &bd, 0);
-		hull = fts__envelope(&p0, &p1, &bd, 1);
+		self = fts__estimate_ival_of(&p0, &p1);
+		assert_true(fts__estimate_rate_change(&self, &l, &r, 1e-6));
+		isect = fts__estimate_envelope(&p0, &p1, &bd, 0);
+		hull = fts__estimate_envelope(&p0, &p1, &bd, 1);
 		for (double x = 0; x <= len; x += len / 64) {
 			assert_true(inside(&isect, x, path(x, a, 0.3 * len, b, 0, 2 * len)));
 			assert_true(inside(&hull, x, path(x, a, 0.3 * len, b, 0, 2 * len)));
 		}
 		/* the intersection is the narrower: at most a third of the hull here */
-		assert_true(fts__env_dist(&isect, 0, 0, self.rate) * 3 <
-			    fts__env_dist(&hull, 0, 0, self.rate));
+		assert_true(fts__estimate_env_dist(&isect, 0, 0, self.rate) * 3 <
+			    fts__estimate_env_dist(&hull, 0, 0, self.rate));
 	}
 	/* a step of 40 us at 60 %: the sides agree, P3 does not apply, the hull holds it */
 	{
 		struct fts__pt p0 = pt(0, 0, 0), p1 = pt(len, 0, floor(path(len, a, len, a, 40000, 0.6 * len)));
 		struct fts__band ba = { a * (1 - PPM), a * (1 + PPM) };
-		self = fts__ival_of(&p0, &p1);
-		assert_false(fts__rate_change(&self, &l, &l, 1e-6));
-		hull = fts__envelope(&p0, &p1, &ba, 1);
+		self = fts__estimate_ival_of(&p0, &p1);
+		assert_false(fts__estimate_rate_change(&self, &l, &l, 1e-6));
+		hull = fts__estimate_envelope(&p0, &p1, &ba, 1);
 		for (double x = 0; x <= len; x += len / 64)
 			assert_true(inside(&hull, x, path(x, a, len, a, 40000, 0.6 * len)));
 		/* no path without a step joins the samples: asked for the intersection, the
 		 * rule gives the hull */
-		isect = fts__envelope(&p0, &p1, &ba, 0);
+		isect = fts__estimate_envelope(&p0, &p1, &ba, 0);
 		for (int i = 0; i < 4; i++)
 			assert_true(isect.hi[i] - isect.lo[i] >= 0);
-		assert_true(fabs(fts__env_dist(&isect, 0, 0, a) - fts__env_dist(&hull, 0, 0, a)) < 1e-6);
+		assert_true(fabs(fts__estimate_env_dist(&isect, 0, 0, a) - fts__estimate_env_dist(&hull, 0, 0, a)) < 1e-6);
 	}
 	/* the sides disagree, but the interval's own rate is not between them: not a
 	 * change of rate P3 speaks of */
 	self = ival_at_rate(40, len);
-	assert_false(fts__rate_change(&self, &l, &r, 1e-6));
+	assert_false(fts__estimate_rate_change(&self, &l, &r, 1e-6));
 }
 
 /* Rule 6: the slopes that pass every sample within its uncertainty; none: refused. */
@@ -227,15 +227,15 @@ static void rule6_fit(void **state)
 {
 	struct fts__fit f;
 	(void)state;
-	fts__fit_start(&f, 0, 0);
-	assert_true(fts__fit_add(&f, 100, 99, 101));
-	assert_true(fabs(fts__fit_slope(&f) - 1) < 1e-12);
-	assert_true(fts__fit_add(&f, 200, 200, 206));      /* narrows to [1, 1.01] */
+	fts__estimate_fit_start(&f, 0, 0);
+	assert_true(fts__estimate_fit_add(&f, 100, 99, 101));
+	assert_true(fabs(fts__estimate_fit_slope(&f) - 1) < 1e-12);
+	assert_true(fts__estimate_fit_add(&f, 200, 200, 206));      /* narrows to [1, 1.01] */
 	assert_true(f.lo >= 1 - 1e-12 && f.hi <= 1.01 + 1e-12);
-	assert_false(fts__fit_add(&f, 300, 310, 320));     /* 1.033.. to 1.066..: none */
+	assert_false(fts__estimate_fit_add(&f, 300, 310, 320));     /* 1.033.. to 1.066..: none */
 	assert_true(f.lo >= 1 - 1e-12 && f.hi <= 1.01 + 1e-12 && f.n == 2);   /* unchanged */
 	/* a wide sample hardly constrains */
-	assert_true(fts__fit_add(&f, 300, 0, 1000));
+	assert_true(fts__estimate_fit_add(&f, 300, 0, 1000));
 	assert_true(f.lo >= 1 - 1e-12 && f.hi <= 1.01 + 1e-12);
 }
 
@@ -245,7 +245,7 @@ static void rule7_step_line(void **state)
 	struct fts__env e = { { 0, 10, 20, 100 }, { -5, 0, 0, 190 }, { 5, 0, 0, 210 } };
 	double y0, s;
 	(void)state;
-	fts__step_line(&e, &y0, &s);
+	fts__estimate_step_line(&e, &y0, &s);
 	assert_true(fabs(y0) < 1e-12 && fabs(s - 2) < 1e-12);
 }
 
@@ -255,9 +255,9 @@ static void rule8_bound(void **state)
 	struct fts__env e = { { 0, 30, 60, 100 }, { -5, 20, 50, 95 }, { 5, 40, 70, 120 } };
 	(void)state;
 	/* the line y = x: 5 at 0, 10 at 30 and 60, 20 at 100 (above it) */
-	assert_true(fabs(fts__env_dist(&e, 0, 0, 1) - 20) < 1e-12);
+	assert_true(fabs(fts__estimate_env_dist(&e, 0, 0, 1) - 20) < 1e-12);
 	/* the line y = x + 30, above the envelope: 35, 40, 40, 35 from its floor */
-	assert_true(fabs(fts__env_dist(&e, 0, 30, 1) - 40) < 1e-12);
+	assert_true(fabs(fts__estimate_env_dist(&e, 0, 30, 1) - 40) < 1e-12);
 }
 
 /* Rule 8's rounding: the line published in fixed point (an integer ns at its key, a
@@ -282,7 +282,7 @@ static void rule8_fixed_point(void **state)
 
 		struct fts__seg_line sl = { .key = key, .end = key + span, .y0 = y0, .s = s,
 					    .err = err0 };
-		fts__rule8_rec(&sl, &rec);
+		fts__estimate_rule8_rec(&sl, &rec);
 		l = (struct fts__line){ .c0 = key, .c1 = key + span };
 		fts__rec_load(&own, &rec, &l);
 		for (int k = 0; k < 3; k++) {
@@ -323,7 +323,7 @@ static void rule9_end_line(void **state)
 		struct fts__rec rec;
 		struct fts__line l;
 
-		fts__rule9_end(key, oy, y, err, &bd, &rec, &grow);
+		fts__estimate_rule9_end(key, oy, y, err, &bd, &rec, &grow);
 		l = (struct fts__line){ .c0 = key, .c1 = key };
 		fts__rec_load(&own, &rec, &l);
 		l.grow = grow;
@@ -373,10 +373,10 @@ static void rule10_merge_covers(void **state)
 		lb.y0 = la.y0 + s * (double)(kb - ka) + (double)sim_uniform(&r, 200) - 100;
 		lb.s = s * (1 + ((double)sim_uniform(&r, 2000) - 1000) * 1e-9);
 		lb.err = (double)sim_uniform(&r, 300);
-		fts__rule8_rec(&la, &a);
-		fts__rule8_rec(&lb, &b);
-		fts__rule10_merge(ka, &a, kb, &b, end, &m);
-		fts__rule8_rec(&m, &rec);
+		fts__estimate_rule8_rec(&la, &a);
+		fts__estimate_rule8_rec(&lb, &b);
+		fts__estimate_rule10_merge(ka, &a, kb, &b, end, &m);
+		fts__estimate_rule8_rec(&m, &rec);
 		l[0] = (struct fts__line){ .c0 = ka, .c1 = kb };
 		l[1] = (struct fts__line){ .c0 = kb, .c1 = end };
 		l[2] = (struct fts__line){ .c0 = ka, .c1 = end };
@@ -532,26 +532,26 @@ static void rule6_run_ends(void **state)
 {
 	const double up = nextafter(0x1p40, INFINITY), upx = nextafter(0x1p44, INFINITY);
 	(void)state;
-	assert_false(fts__rule6_run_ends(FTS__RUN_MAX - 1, 10, 10, 100, 100));
-	assert_true(fts__rule6_run_ends(FTS__RUN_MAX, 10, 10, 100, 100));
+	assert_false(fts__estimate_rule6_run_ends(FTS__RUN_MAX - 1, 10, 10, 100, 100));
+	assert_true(fts__estimate_rule6_run_ends(FTS__RUN_MAX, 10, 10, 100, 100));
 	assert_int_equal(FTS__RUN_MAX, 64);   /* the rule's text says 64 */
 	/* the interval wider than the run: up to twice its bound and 20 ns */
-	assert_false(fts__rule6_run_ends(5, 10, 2 * 10 + FTS__RUN_SLACK_NS, 100, 100));
-	assert_true(fts__rule6_run_ends(5, 10, nextafter(2 * 10 + FTS__RUN_SLACK_NS, 1e9), 100, 100));
+	assert_false(fts__estimate_rule6_run_ends(5, 10, 2 * 10 + FTS__RUN_SLACK_NS, 100, 100));
+	assert_true(fts__estimate_rule6_run_ends(5, 10, nextafter(2 * 10 + FTS__RUN_SLACK_NS, 1e9), 100, 100));
 	/* the run wider than the interval */
-	assert_false(fts__rule6_run_ends(5, 2 * 10 + FTS__RUN_SLACK_NS, 10, 100, 100));
-	assert_true(fts__rule6_run_ends(5, nextafter(2 * 10 + FTS__RUN_SLACK_NS, 1e9), 10, 100, 100));
+	assert_false(fts__estimate_rule6_run_ends(5, 2 * 10 + FTS__RUN_SLACK_NS, 10, 100, 100));
+	assert_true(fts__estimate_rule6_run_ends(5, nextafter(2 * 10 + FTS__RUN_SLACK_NS, 1e9), 10, 100, 100));
 	/* a run of exact intervals takes one of 20 ns, not one of 20.5 */
-	assert_false(fts__rule6_run_ends(5, 0, FTS__RUN_SLACK_NS, 100, 100));
-	assert_true(fts__rule6_run_ends(5, 0, FTS__RUN_SLACK_NS + 0.5, 100, 100));
+	assert_false(fts__estimate_rule6_run_ends(5, 0, FTS__RUN_SLACK_NS, 100, 100));
+	assert_true(fts__estimate_rule6_run_ends(5, 0, FTS__RUN_SLACK_NS + 0.5, 100, 100));
 	/* far from the start, either way */
-	assert_false(fts__rule6_run_ends(5, 10, 10, 100, 0x1p40));
-	assert_false(fts__rule6_run_ends(5, 10, 10, 100, -0x1p40));
-	assert_true(fts__rule6_run_ends(5, 10, 10, 100, up));
-	assert_true(fts__rule6_run_ends(5, 10, 10, 100, -up));
-	assert_false(fts__rule6_run_ends(5, 10, 10, 0x1p44, 100));
-	assert_true(fts__rule6_run_ends(5, 10, 10, upx, 100));
-	assert_true(fts__rule6_run_ends(5, 10, 10, -upx, 100));
+	assert_false(fts__estimate_rule6_run_ends(5, 10, 10, 100, 0x1p40));
+	assert_false(fts__estimate_rule6_run_ends(5, 10, 10, 100, -0x1p40));
+	assert_true(fts__estimate_rule6_run_ends(5, 10, 10, 100, up));
+	assert_true(fts__estimate_rule6_run_ends(5, 10, 10, 100, -up));
+	assert_false(fts__estimate_rule6_run_ends(5, 10, 10, 0x1p44, 100));
+	assert_true(fts__estimate_rule6_run_ends(5, 10, 10, upx, 100));
+	assert_true(fts__estimate_rule6_run_ends(5, 10, 10, -upx, 100));
 }
 
 /* Rule 10, when: not while the add fits; then down to 3/4 of the room (a quarter
@@ -559,20 +559,20 @@ static void rule6_run_ends(void **state)
 static void rule10_keep(void **state)
 {
 	(void)state;
-	assert_int_equal(fts__rule10_keep(56, 8, 64), 0);
-	assert_int_equal(fts__rule10_keep(57, 8, 64), 48);
-	assert_int_equal(fts__rule10_keep(64, 8, 64), 48);
-	assert_int_equal(fts__rule10_keep(92, 8, 100), 0);
-	assert_int_equal(fts__rule10_keep(93, 8, 100), 75);
+	assert_int_equal(fts__estimate_rule10_keep(56, 8, 64), 0);
+	assert_int_equal(fts__estimate_rule10_keep(57, 8, 64), 48);
+	assert_int_equal(fts__estimate_rule10_keep(64, 8, 64), 48);
+	assert_int_equal(fts__estimate_rule10_keep(92, 8, 100), 0);
+	assert_int_equal(fts__estimate_rule10_keep(93, 8, 100), 75);
 	/* a small room: what the add needs decides (16 - 8, not 12) */
-	assert_int_equal(fts__rule10_keep(8, 8, 16), 0);
-	assert_int_equal(fts__rule10_keep(9, 8, 16), 8);
-	assert_int_equal(fts__rule10_keep(12, 5, 16), 11);
-	assert_int_equal(fts__rule10_keep(13, 4, 16), 12);
+	assert_int_equal(fts__estimate_rule10_keep(8, 8, 16), 0);
+	assert_int_equal(fts__estimate_rule10_keep(9, 8, 16), 8);
+	assert_int_equal(fts__estimate_rule10_keep(12, 5, 16), 11);
+	assert_int_equal(fts__estimate_rule10_keep(13, 4, 16), 12);
 	/* no room for the add at all: one segment stays */
-	assert_int_equal(fts__rule10_keep(0, 8, 8), 0);
-	assert_int_equal(fts__rule10_keep(1, 8, 8), 1);
-	assert_int_equal(fts__rule10_keep(5, 9, 8), 1);
+	assert_int_equal(fts__estimate_rule10_keep(0, 8, 8), 0);
+	assert_int_equal(fts__estimate_rule10_keep(1, 8, 8), 1);
+	assert_int_equal(fts__estimate_rule10_keep(5, 9, 8), 1);
 }
 
 /* n segments of 1000 ticks at 1 ns a tick, bound 5 ns; off[i] ns added to segment i's
@@ -586,7 +586,7 @@ static void segments(size_t n, const double *off, const int *step, uint64_t *key
 					   .step = step[i] };
 		y += off[i];
 		o.y0 = y + 1000.0 * (double)i;
-		fts__rule8_rec(&o, &rec[i]);
+		fts__estimate_rule8_rec(&o, &rec[i]);
 		key[i] = o.key;
 	}
 	key[n] = 1000 * n;
@@ -606,25 +606,25 @@ static void rule10_pick(void **state)
 	(void)state;
 
 	segments(6, off, step, key, rec);
-	assert_int_equal(fts__rule10_pick(key, rec, 6, 1, cand, taken), 1);
+	assert_int_equal(fts__estimate_rule10_pick(key, rec, 6, 1, cand, taken), 1);
 	assert_memory_equal(taken, ((unsigned char[]){ 1, 2, 0, 0, 0, 0 }), 6);
-	assert_int_equal(fts__rule10_pick(key, rec, 6, 2, cand, taken), 2);
+	assert_int_equal(fts__estimate_rule10_pick(key, rec, 6, 2, cand, taken), 2);
 	assert_memory_equal(taken, ((unsigned char[]){ 1, 2, 1, 2, 0, 0 }), 6);
-	assert_int_equal(fts__rule10_pick(key, rec, 6, 3, cand, taken), 3);
+	assert_int_equal(fts__estimate_rule10_pick(key, rec, 6, 3, cand, taken), 3);
 	assert_memory_equal(taken, ((unsigned char[]){ 1, 2, 1, 2, 1, 2 }), 6);
 	/* 1|2 and 3|4 would take a segment twice: three pairs at most */
-	assert_int_equal(fts__rule10_pick(key, rec, 6, 4, cand, taken), 3);
+	assert_int_equal(fts__estimate_rule10_pick(key, rec, 6, 4, cand, taken), 3);
 	/* a step in segment 2: not 1|2 nor 2|3; the next cheapest, 4|5, then 3|4 no more */
 	step[2] = 1;
 	segments(6, off, step, key, rec);
-	assert_int_equal(fts__rule10_pick(key, rec, 6, 2, cand, taken), 2);
+	assert_int_equal(fts__estimate_rule10_pick(key, rec, 6, 2, cand, taken), 2);
 	assert_memory_equal(taken, ((unsigned char[]){ 1, 2, 0, 0, 1, 2 }), 6);
-	assert_int_equal(fts__rule10_pick(key, rec, 6, 3, cand, taken), 2);
+	assert_int_equal(fts__estimate_rule10_pick(key, rec, 6, 3, cand, taken), 2);
 	/* only steps: nothing merges */
 	for (int i = 0; i < 6; i++)
 		step[i] = i % 2;
 	segments(6, off, step, key, rec);
-	assert_int_equal(fts__rule10_pick(key, rec, 6, 1, cand, taken), 0);
+	assert_int_equal(fts__estimate_rule10_pick(key, rec, 6, 1, cand, taken), 0);
 	assert_memory_equal(taken, ((unsigned char[]){ 0, 0, 0, 0, 0, 0 }), 6);
 }
 
@@ -635,24 +635,24 @@ static void rule11_join(void **state)
 	int64_t ns, err;
 	(void)state;
 	/* [90, 110] and [110, 130] meet at 110 */
-	assert_int_equal(fts__rule11_join(100, 10, 120, 10, &ns, &err), 0);
+	assert_int_equal(fts__estimate_rule11_join(100, 10, 120, 10, &ns, &err), 0);
 	assert_int_equal(ns, 110);
 	assert_int_equal(err, 20);
-	assert_int_equal(fts__rule11_join(120, 10, 100, 10, &ns, &err), 0);
+	assert_int_equal(fts__estimate_rule11_join(120, 10, 100, 10, &ns, &err), 0);
 	assert_int_equal(ns, 110);
 	/* [90, 110] and [111, 131] do not: the hull [90, 131] */
-	assert_int_equal(fts__rule11_join(100, 10, 121, 10, &ns, &err), 0);
+	assert_int_equal(fts__estimate_rule11_join(100, 10, 121, 10, &ns, &err), 0);
 	assert_int_equal(ns, 110);
 	assert_int_equal(err, 21);
 	/* a narrow answer inside a wide one decides: [995, 1005] in [0, 2000] */
-	assert_int_equal(fts__rule11_join(1000, 1000, 1000, 5, &ns, &err), 0);
+	assert_int_equal(fts__estimate_rule11_join(1000, 1000, 1000, 5, &ns, &err), 0);
 	assert_int_equal(ns, 1000);
 	assert_int_equal(err, 1000);
-	assert_int_equal(fts__rule11_join(400, 400, 790, 5, &ns, NULL), 0);
+	assert_int_equal(fts__estimate_rule11_join(400, 400, 790, 5, &ns, NULL), 0);
 	assert_int_equal(ns, 790);
 	/* a bound past 64 bits: [-2^63 + 1, 2^63 - 1] and [-2^63, -2^63] */
-	assert_int_equal(fts__rule11_join(0, INT64_MAX, INT64_MIN, 0, &ns, &err), -ERANGE);
-	assert_int_equal(fts__rule11_join(0, INT64_MAX, 0, 0, &ns, &err), 0);
+	assert_int_equal(fts__estimate_rule11_join(0, INT64_MAX, INT64_MIN, 0, &ns, &err), -ERANGE);
+	assert_int_equal(fts__estimate_rule11_join(0, INT64_MAX, 0, 0, &ns, &err), 0);
 	assert_int_equal(err, INT64_MAX);
 }
 
@@ -663,12 +663,12 @@ static void rule13_moved(void **state)
 		       boot = 1u << FTS__CLK_BOOTTIME, mono = 1u << FTS__CLK_MONOTONIC,
 		       raw = 1u << FTS__CLK_RAW;
 	(void)state;
-	assert_int_equal(fts__rule13_moved(0, 0, 0, 0), 0);
-	assert_int_equal(fts__rule13_moved(1, 0, 0, 0), rt);              /* a leap second */
-	assert_int_equal(fts__rule13_moved(1, 1, 0, 0), rt | tai);        /* a set */
-	assert_int_equal(fts__rule13_moved(0, 0, 1, 0), rt | tai | boot); /* a sleep */
-	assert_int_equal(fts__rule13_moved(0, 0, 1, 1), rt | tai | boot | mono | raw);
-	assert_int_equal(fts__rule13_moved(1, 1, 1, 1), rt | tai | boot | mono | raw);
+	assert_int_equal(fts__estimate_rule13_moved(0, 0, 0, 0), 0);
+	assert_int_equal(fts__estimate_rule13_moved(1, 0, 0, 0), rt);              /* a leap second */
+	assert_int_equal(fts__estimate_rule13_moved(1, 1, 0, 0), rt | tai);        /* a set */
+	assert_int_equal(fts__estimate_rule13_moved(0, 0, 1, 0), rt | tai | boot); /* a sleep */
+	assert_int_equal(fts__estimate_rule13_moved(0, 0, 1, 1), rt | tai | boot | mono | raw);
+	assert_int_equal(fts__estimate_rule13_moved(1, 1, 1, 1), rt | tai | boot | mono | raw);
 }
 
 /* Rule 14: a read below the newest kept starts an era; one FTS__OBS_GAP_NS or more after
@@ -676,11 +676,11 @@ static void rule13_moved(void **state)
 static void rule14_obs(void **state)
 {
 	(void)state;
-	assert_int_equal(fts__rule14_obs(0, 0, 5000, 0), FTS__OBS_NEW_ERA);
-	assert_int_equal(fts__rule14_obs(1, 5000, 4999, FTS__OBS_GAP_NS), FTS__OBS_NEW_ERA);
-	assert_int_equal(fts__rule14_obs(1, 5000, 5000, FTS__OBS_GAP_NS - 1), FTS__OBS_BRIDGE);
-	assert_int_equal(fts__rule14_obs(1, 5000, 5000, FTS__OBS_GAP_NS), FTS__OBS_JOIN);
-	assert_int_equal(fts__rule14_obs(1, 5000, 9000, 0), FTS__OBS_BRIDGE);
+	assert_int_equal(fts__estimate_rule14_obs(0, 0, 5000, 0), FTS__OBS_NEW_ERA);
+	assert_int_equal(fts__estimate_rule14_obs(1, 5000, 4999, FTS__OBS_GAP_NS), FTS__OBS_NEW_ERA);
+	assert_int_equal(fts__estimate_rule14_obs(1, 5000, 5000, FTS__OBS_GAP_NS - 1), FTS__OBS_BRIDGE);
+	assert_int_equal(fts__estimate_rule14_obs(1, 5000, 5000, FTS__OBS_GAP_NS), FTS__OBS_JOIN);
+	assert_int_equal(fts__estimate_rule14_obs(1, 5000, 9000, 0), FTS__OBS_BRIDGE);
 }
 
 /* Rule 14: an era holds the readings from its first less the step back's interval
@@ -688,15 +688,15 @@ static void rule14_obs(void **state)
 static void rule14_may_hold(void **state)
 {
 	(void)state;
-	assert_false(fts__rule14_may_hold(899, 1000, 100, 5000));
-	assert_true(fts__rule14_may_hold(900, 1000, 100, 5000));
-	assert_true(fts__rule14_may_hold(5000, 1000, 100, 5000));
-	assert_false(fts__rule14_may_hold(5001, 1000, 100, 5000));
-	assert_false(fts__rule14_may_hold(999, 1000, 0, 5000));
-	assert_true(fts__rule14_may_hold(1000, 1000, 0, 5000));
+	assert_false(fts__estimate_rule14_may_hold(899, 1000, 100, 5000));
+	assert_true(fts__estimate_rule14_may_hold(900, 1000, 100, 5000));
+	assert_true(fts__estimate_rule14_may_hold(5000, 1000, 100, 5000));
+	assert_false(fts__estimate_rule14_may_hold(5001, 1000, 100, 5000));
+	assert_false(fts__estimate_rule14_may_hold(999, 1000, 0, 5000));
+	assert_true(fts__estimate_rule14_may_hold(1000, 1000, 0, 5000));
 	/* the first era: every reading before it too (rule 9) */
-	assert_true(fts__rule14_may_hold(0, 1000, -1, 5000));
-	assert_false(fts__rule14_may_hold(5001, 1000, -1, 5000));
+	assert_true(fts__estimate_rule14_may_hold(0, 1000, -1, 5000));
+	assert_false(fts__estimate_rule14_may_hold(5001, 1000, -1, 5000));
 }
 
 /* Rule 14, an era of one read: carried from its bracket's middle at 1:1 give or take
@@ -707,19 +707,19 @@ static void rule14_one_obs(void **state)
 	__int128 lo, hi;
 	(void)state;
 	/* the bracket [1000, 1010]: its middle 1005, half of it 5, and the 1 ns: 6 */
-	fts__rule14_one_obs(1000, 1010, 5000, 1005, &lo, &hi);
+	fts__estimate_rule14_one_obs(1000, 1010, 5000, 1005, &lo, &hi);
 	assert_true(lo == 4994 && hi == 5006);
-	fts__rule14_one_obs(1000, 1010, 5000, 1005 + 9, &lo, &hi);
+	fts__estimate_rule14_one_obs(1000, 1010, 5000, 1005 + 9, &lo, &hi);
 	assert_true(lo == 5009 - 6 && hi == 5009 + 6);
-	fts__rule14_one_obs(1000, 1010, 5000, 1005 + 10, &lo, &hi);
+	fts__estimate_rule14_one_obs(1000, 1010, 5000, 1005 + 10, &lo, &hi);
 	assert_true(lo == 5010 - 7 && hi == 5010 + 7);
-	fts__rule14_one_obs(1000, 1010, 5000, 1005 - 10, &lo, &hi);
+	fts__estimate_rule14_one_obs(1000, 1010, 5000, 1005 - 10, &lo, &hi);
 	assert_true(lo == 4990 - 7 && hi == 4990 + 7);
 	/* a second away: 100.5 ms either way */
-	fts__rule14_one_obs(1000, 1010, 5000, 1005 + 1000000000, &lo, &hi);
+	fts__estimate_rule14_one_obs(1000, 1010, 5000, 1005 + 1000000000, &lo, &hi);
 	assert_true(lo == 1000005000 - 100500006 && hi == 1000005000 + 100500006);
 	/* far apart, without overflow */
-	fts__rule14_one_obs(UINT64_MAX - 10, UINT64_MAX, INT64_MAX, 0, &lo, &hi);
+	fts__estimate_rule14_one_obs(UINT64_MAX - 10, UINT64_MAX, INT64_MAX, 0, &lo, &hi);
 	assert_true(lo < hi && hi < (__int128)INT64_MAX);
 }
 
@@ -731,21 +731,21 @@ static void rule15_reach_history(void **state)
 	const int64_t far = FTS__REACH_FLOOR_NS + 1;
 	(void)state;
 	/* a history of 1000..3000 reaches 2000 either way, however far that is in ns */
-	assert_true(fts__reach_history(1000, 3000, 2000, far));
-	assert_true(fts__reach_history(1000, 3000, 5000, far));
-	assert_false(fts__reach_history(1000, 3000, 5001, far));
-	assert_true(fts__reach_history(3000, 5000, 1000, far));
-	assert_false(fts__reach_history(3000, 5000, 999, far));
+	assert_true(fts__estimate_reach_history(1000, 3000, 2000, far));
+	assert_true(fts__estimate_reach_history(1000, 3000, 5000, far));
+	assert_false(fts__estimate_reach_history(1000, 3000, 5001, far));
+	assert_true(fts__estimate_reach_history(3000, 5000, 1000, far));
+	assert_false(fts__estimate_reach_history(3000, 5000, 999, far));
 	/* beyond its span, as far as the floor */
-	assert_true(fts__reach_history(3000, 5000, 999, FTS__REACH_FLOOR_NS));
-	assert_true(fts__reach_history(1000, 3000, 5001, FTS__REACH_FLOOR_NS));
+	assert_true(fts__estimate_reach_history(3000, 5000, 999, FTS__REACH_FLOOR_NS));
+	assert_true(fts__estimate_reach_history(1000, 3000, 5001, FTS__REACH_FLOOR_NS));
 	/* one sample's worth, and the ends of the counter, without overflow */
-	assert_true(fts__reach_history(7, 7, 7, far));
-	assert_false(fts__reach_history(7, 7, 8, far));
-	assert_false(fts__reach_history(UINT64_MAX - 10, UINT64_MAX - 5, 0, far));
-	assert_false(fts__reach_history(5, 10, UINT64_MAX, INT64_MAX));
-	assert_true(fts__reach_history(0, UINT64_MAX, UINT64_MAX, far));
-	assert_true(fts__reach_history(1, UINT64_MAX, 0, far));
+	assert_true(fts__estimate_reach_history(7, 7, 7, far));
+	assert_false(fts__estimate_reach_history(7, 7, 8, far));
+	assert_false(fts__estimate_reach_history(UINT64_MAX - 10, UINT64_MAX - 5, 0, far));
+	assert_false(fts__estimate_reach_history(5, 10, UINT64_MAX, INT64_MAX));
+	assert_true(fts__estimate_reach_history(0, UINT64_MAX, UINT64_MAX, far));
+	assert_true(fts__estimate_reach_history(1, UINT64_MAX, 0, far));
 }
 
 /* Rule 15, the live process: a stamp whose CLOCK_MONOTONIC_RAW reading is certainly
@@ -755,18 +755,18 @@ static void rule15_reach_live(void **state)
 {
 	(void)state;
 	/* before the boot: only where even the bound's top is negative */
-	assert_false(fts__reach_live(-1000, 999, 0, 0));
-	assert_true(fts__reach_live(-1000, 1000, 0, 0));
-	assert_true(fts__reach_live(0, 0, 0, 0));
-	assert_false(fts__reach_live(INT64_MIN, 0, 0, 0));
-	assert_true(fts__reach_live(INT64_MIN + 1, INT64_MAX, 0, 0));
+	assert_false(fts__estimate_reach_live(-1000, 999, 0, 0));
+	assert_true(fts__estimate_reach_live(-1000, 1000, 0, 0));
+	assert_true(fts__estimate_reach_live(0, 0, 0, 0));
+	assert_false(fts__estimate_reach_live(INT64_MIN, 0, 0, 0));
+	assert_true(fts__estimate_reach_live(INT64_MIN + 1, INT64_MAX, 0, 0));
 	/* the future: up to 1 ms and the skew past the read */
-	assert_true(fts__reach_live(5, 0, FTS__REACH_AHEAD_NS, 0));
-	assert_false(fts__reach_live(5, 0, FTS__REACH_AHEAD_NS + 1, 0));
-	assert_true(fts__reach_live(5, 0, FTS__REACH_AHEAD_NS + 700, 700));
-	assert_false(fts__reach_live(5, 0, FTS__REACH_AHEAD_NS + 701, 700));
-	assert_false(fts__reach_live(5, 0, FTS__REACH_AHEAD_NS + 1, -1));   /* skew unknown */
-	assert_false(fts__reach_live(5, 0, INT64_MAX, 0));
+	assert_true(fts__estimate_reach_live(5, 0, FTS__REACH_AHEAD_NS, 0));
+	assert_false(fts__estimate_reach_live(5, 0, FTS__REACH_AHEAD_NS + 1, 0));
+	assert_true(fts__estimate_reach_live(5, 0, FTS__REACH_AHEAD_NS + 700, 700));
+	assert_false(fts__estimate_reach_live(5, 0, FTS__REACH_AHEAD_NS + 701, 700));
+	assert_false(fts__estimate_reach_live(5, 0, FTS__REACH_AHEAD_NS + 1, -1));   /* skew unknown */
+	assert_false(fts__estimate_reach_live(5, 0, INT64_MAX, 0));
 }
 
 int main(int argc, char **argv)

@@ -269,7 +269,7 @@ static void format1_loads(void **state)
 					     : daysim_ntp(&d, f1[k].n, f1[k].seed), 0);
 		for (size_t i = 0; i < d.nsamp; i++)
 			assert_int_equal(fts_calib_add(c, d.b[i], d.r[i], d.a[i]), 0);
-		l = fts__load(fd, &fi, &err);
+		l = fts__histfile_load(fd, &fi, &err);
 		close(fd);
 		assert_non_null(l);
 		assert_int_equal(fi.version, 1);
@@ -318,11 +318,11 @@ static void load_streams(void **state)
 	assert_non_null(b);
 	assert_int_equal(daysim_harsh(&d, n, 11), 0);
 	for (size_t i = 0; i < d.nsamp; i++) {
-		fts__put_sample(b + i * FTS__SAMPLE_BYTES, d.b[i], d.r[i], d.a[i], 0);
+		fts__histfile_put_sample(b + i * FTS__SAMPLE_BYTES, d.b[i], d.r[i], d.a[i], 0);
 		assert_int_equal(fts_calib_add(c, d.b[i], d.r[i], d.a[i]), 0);
 	}
-	assert_int_equal(fts__write_header(fr, &h), 0);
-	assert_int_equal(fts__write_block(fr, FTS__BLK_SAMPLES, b, (uint32_t)len), 0);
+	assert_int_equal(fts__histfile_write_header(fr, &h), 0);
+	assert_int_equal(fts__histfile_write_block(fr, FTS__BLK_SAMPLES, b, (uint32_t)len), 0);
 	assert_int_equal(fts_calib_save(c, fs), 0);
 	free(b);
 	daysim_free(&d);

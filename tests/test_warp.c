@@ -300,7 +300,7 @@ int main(int argc, char **argv)
 	struct fts_info in = { .size = sizeof(in) };
 	int n = 0;
 
-	fts__cpus_allowed(&all);
+	fts__warp_cpus_allowed(&all);
 	for (int c = 0; c < CPU_SETSIZE && n < 2; c++)
 		if (CPU_ISSET(c, &all))
 			cpu[n++] = c;

@@ -53,14 +53,14 @@ int fts_tool_history(int argc, char **argv)
 	if (fts_tool_load_clocks("history", path, cs, &fi) < 0)
 		return 1;
 	c = cs[0];
-	fts__boot_id(here);
+	fts__histfile_boot_id(here);
 	printf("file:        %s\n", FTS_TOOL_CLEAN(path));
 	printf("kind:        %s\n", fi.saved ? "saved history" : "record of the process clock");
 	printf("format:      %u\n", fi.version);
 	printf("clocks:      %s%s\n", fts_tool_file_clocks(&fi, held, sizeof(held)),
 	       !fi.plain ? "" : fi.version < 3 ? " (formats 1 and 2 hold no other)"
 			: " (one history, read as CLOCK_REALTIME's)");
-	printf("counter:     %s", fi.head.kind < FTS__KIND_N ? fts__kind_names[fi.head.kind] : "unknown");
+	printf("counter:     %s", fi.head.kind < FTS__KIND_N ? fts__histfile_kind_names[fi.head.kind] : "unknown");
 	if (fi.head.counter_hz)
 		printf(" at %.6f MHz", (double)fi.head.counter_hz / 1e6);
 	printf("\nclocksource: %s\n", fi.head.clocksource[0] ? FTS_TOOL_CLEAN(fi.head.clocksource)

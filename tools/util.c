@@ -237,7 +237,7 @@ static int load(const char *cmd, const char *path, unsigned want, struct fts_cal
 
 	if ((fd = fts_tool_open_regular(cmd, path)) < 0)
 		return -1;
-	rc = fts__load_clocks(fd, want, out, fi);
+	rc = fts__histfile_load_clocks(fd, want, out, fi);
 	close(fd);
 	if (rc < 0)
 		fprintf(stderr, "faststamp %s: %s: %s\n", cmd, path,

@@ -1,4 +1,4 @@
-/* fuzz_cpuinfo_flag.c - libFuzzer target for fts__cpuinfo_has_flag (sysfs.c).
+/* fuzz_cpuinfo_flag.c - libFuzzer target for fts__sysfs_cpuinfo_has_flag (sysfs.c).
  *
  * Input: the flag up to the first newline (or the first 32 bytes), then the text. Both
  * are NUL-terminated copies of exactly their size, so AddressSanitizer catches reads
@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t fl = nl ? (size_t)(nl - data) : (size < 32 ? size : 32);
 	size_t rest = size - fl - (nl ? 1 : 0);
 	char *flag = dup_n(data, fl), *text = dup_n(data + size - rest, rest);
-	int r = fts__cpuinfo_has_flag(text, flag);
+	int r = fts__sysfs_cpuinfo_has_flag(text, flag);
 
 	CHECK(r == 0 || r == 1);
 	if (r == 1) {
@@ -68,9 +68,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(plain_word(flag));
 		CHECK(hit != NULL && strstr(text, "flags") != NULL);
 	}
-	CHECK(fts__cpuinfo_has_flag(NULL, flag) == 0);
-	CHECK(fts__cpuinfo_has_flag(text, NULL) == 0);
-	CHECK(fts__cpuinfo_has_flag(text, "") == 0);
+	CHECK(fts__sysfs_cpuinfo_has_flag(NULL, flag) == 0);
+	CHECK(fts__sysfs_cpuinfo_has_flag(text, NULL) == 0);
+	CHECK(fts__sysfs_cpuinfo_has_flag(text, "") == 0);
 
 	/* Build a cpuinfo whose first flags line lists the flag among the fuzzed text's
 	 * first line's words (with tabs and spaces as the kernel writes them). */
@@ -87,9 +87,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		sprintf(doc, "processor\t: 0\nflags\t\t: %s %s fpu\n%s", words, flag,
 			eol ? eol + 1 : "");
-		CHECK(fts__cpuinfo_has_flag(doc, flag) == 1);
+		CHECK(fts__sysfs_cpuinfo_has_flag(doc, flag) == 1);
 		sprintf(doc, "processor\t: 0\nflags\t\t: %s fpu\nflags\t\t: %s\n", words, flag);
-		CHECK(fts__cpuinfo_has_flag(doc, flag) == (listed(words, flag) || !strcmp(flag, "fpu")));
+		CHECK(fts__sysfs_cpuinfo_has_flag(doc, flag) == (listed(words, flag) || !strcmp(flag, "fpu")));
 		free(words);
 		free(doc);
 	}

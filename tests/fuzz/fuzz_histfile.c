@@ -286,7 +286,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	 * checksums, may still be refused). */
 	{
 		struct fts_calib *all[FTS__NCLK];
-		int fa = file_of(data, size), rc = fts__load_clocks(fa, FTS__ALL_CLOCKS, all, NULL);
+		int fa = file_of(data, size), rc = fts__histfile_load_clocks(fa, FTS__ALL_CLOCKS, all, NULL);
 		close(fa);
 		if (!c)
 			CHECK(rc < 0);

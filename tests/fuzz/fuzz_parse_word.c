@@ -1,4 +1,4 @@
-/* fuzz_parse_word.c - libFuzzer target for fts__parse_word (sysfs.c).
+/* fuzz_parse_word.c - libFuzzer target for fts__sysfs_parse_word (sysfs.c).
  *
  * Input: one byte for the output buffer's length, then the text (NUL-terminated in a
  * copy of exactly its size, so AddressSanitizer catches any read past it). Checked:
@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	out = malloc(len ? len : 1);
 	memset(out, 0x5a, len ? len : 1);
 
-	rc = fts__parse_word(text, out, len);
+	rc = fts__sysfs_parse_word(text, out, len);
 	while (fuzz_space(text[skip]))
 		skip++;
 	while (text[skip + wl] && !fuzz_space(text[skip + wl]))
@@ -48,9 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(out[i] == 0x5a);
 	}
 	/* NULL arguments. */
-	CHECK(fts__parse_word(NULL, out, len) == -EINVAL);
-	CHECK(fts__parse_word(text, NULL, len) == -EINVAL);
-	CHECK(fts__parse_word(text, out, 0) == -EINVAL);
+	CHECK(fts__sysfs_parse_word(NULL, out, len) == -EINVAL);
+	CHECK(fts__sysfs_parse_word(text, NULL, len) == -EINVAL);
+	CHECK(fts__sysfs_parse_word(text, out, 0) == -EINVAL);
 	free(out);
 	free(text);
 	return 0;

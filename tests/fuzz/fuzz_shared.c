@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (fts_calib_convert(&view, x, &ns, &err) < 0)
 			CHECK(errno == EAGAIN || errno == ENODATA || errno == ERANGE);
 	}
-	copy = fts__calib_copy(&view);
+	copy = fts__histfile_copy(&view);
 	if (copy) {
 		CHECK(fts_calib_count(copy) >= 2);
 		CHECK(fts_calib_range(copy, &lo, &hi) == 0 && lo <= hi);
