@@ -18,8 +18,8 @@
 #define RING_MAX (1u << 24)
 
 FTS__API int fts__trace_on;
-uint32_t fts__drain_kick;
-int fts__drain_sleeping;
+uint32_t fts__event_drain_kick;
+int fts__event_drain_sleeping;
 
 /* ---- types --------------------------------------------------------------------------- */
 
@@ -28,14 +28,14 @@ static struct fts__evtype types[FTS_EVENT_TYPES_MAX];
 static uint8_t type_nf[FTS_EVENT_TYPES_MAX];   /* read by the writers */
 static int ntypes;                              /* published with release */
 
-int fts__evtypes_count(void)
+int fts__event_types_count(void)
 {
 	return __atomic_load_n(&ntypes, __ATOMIC_ACQUIRE);
 }
 
-const struct fts__evtype *fts__evtype_get(int id)
+const struct fts__evtype *fts__event_type_get(int id)
 {
-	return id >= 0 && id < fts__evtypes_count() ? &types[id] : NULL;
+	return id >= 0 && id < fts__event_types_count() ? &types[id] : NULL;
 }
 
 static int ident_char(char c, int first)
@@ -44,7 +44,7 @@ static int ident_char(char c, int first)
 	       (!first && c >= '0' && c <= '9');
 }
 
-int fts__evtype_parse(const char *name, const char *fields, struct fts__evtype *t)
+int fts__event_type_parse(const char *name, const char *fields, struct fts__evtype *t)
 {
 	size_t len;
 
@@ -81,7 +81,7 @@ int fts_event_define(const char *name, const char *fields)
 	struct fts__evtype t;
 	int id, rc;
 
-	if ((rc = fts__evtype_parse(name, fields, &t)) != 0)
+	if ((rc = fts__event_type_parse(name, fields, &t)) != 0)
 		return fts__fail(rc);
 	pthread_mutex_lock(&types_lock);
 	for (id = 0; id < ntypes; id++)
@@ -166,7 +166,7 @@ int fts_event_ring_size(size_t records)
 	return 0;
 }
 
-void fts__rings_configure(void)
+void fts__event_rings_configure(void)
 {
 	const char *e = getenv("FASTSTAMP_EVENT_RING");
 	char *end;
@@ -180,7 +180,7 @@ void fts__rings_configure(void)
 		__atomic_store_n(&ring_records, (size_t)v, __ATOMIC_RELAXED);
 }
 
-size_t fts__rings_size(void)
+size_t fts__event_rings_size(void)
 {
 	return __atomic_load_n(&ring_records, __ATOMIC_RELAXED);
 }
@@ -188,7 +188,7 @@ size_t fts__rings_size(void)
 /* The thread's first event: its ring (the one allocation of the hot path). */
 static struct fts__ring *ring_new(void)
 {
-	size_t n = fts__rings_size();
+	size_t n = fts__event_rings_size();
 	struct fts__ring *r;
 
 	pthread_once(&ring_once, make_key);
@@ -226,8 +226,8 @@ static struct fts__ring *ring_new(void)
 static void kick(struct fts__ring *r, uint64_t h)
 {
 	r->kicked_at = h;
-	__atomic_add_fetch(&fts__drain_kick, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &fts__drain_kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	__atomic_add_fetch(&fts__event_drain_kick, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &fts__event_drain_kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 FTS__API FTS__HOT int fts__event_put(uint32_t head, uint64_t f0, uint64_t f1, uint64_t f2,
@@ -280,7 +280,7 @@ FTS__API FTS__HOT int fts__event_put(uint32_t head, uint64_t f0, uint64_t f1, ui
 	if (__builtin_expect(h + 1 - r->tail_seen > (r->mask >> 1), 0)) {
 		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 		if (h + 1 - r->tail_seen > (r->mask >> 1) && h - r->kicked_at > (r->mask >> 2) &&
-		    __atomic_load_n(&fts__drain_sleeping, __ATOMIC_RELAXED))
+		    __atomic_load_n(&fts__event_drain_sleeping, __ATOMIC_RELAXED))
 			kick(r, h);
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -288,7 +288,7 @@ FTS__API FTS__HOT int fts__event_put(uint32_t head, uint64_t f0, uint64_t f1, ui
 	return 0;
 }
 
-size_t fts__rings_take(struct fts__ring_batch **bp, size_t *cap, size_t most)
+size_t fts__event_rings_take(struct fts__ring_batch **bp, size_t *cap, size_t most)
 {
 	size_t n = 0;
 
@@ -326,7 +326,7 @@ size_t fts__rings_take(struct fts__ring_batch **bp, size_t *cap, size_t most)
 	return n;
 }
 
-void fts__rings_release(const struct fts__ring_batch *b, size_t n)
+void fts__event_rings_release(const struct fts__ring_batch *b, size_t n)
 {
 	struct fts__ring **pp, *r;
 
@@ -352,7 +352,7 @@ void fts__rings_release(const struct fts__ring_batch *b, size_t n)
 	pthread_mutex_unlock(&rings_lock);
 }
 
-void fts__rings_reset(void)
+void fts__event_rings_reset(void)
 {
 	pthread_mutex_lock(&rings_lock);
 	for (struct fts__ring *r = rings; r; r = r->next) {
@@ -365,12 +365,12 @@ void fts__rings_reset(void)
 	pthread_mutex_unlock(&rings_lock);
 }
 
-uint64_t fts__rings_orphan_drops(void)
+uint64_t fts__event_rings_orphan_drops(void)
 {
 	return __atomic_load_n(&orphan_drops, __ATOMIC_RELAXED);
 }
 
-void fts__rings_forked(void)
+void fts__event_rings_forked(void)
 {
 	/* the records of the parent's rings are not mapped here (MADV_DONTFORK): the
 	 * child's threads make rings of their own, at their first event of its own trace */

@@ -101,10 +101,10 @@ struct fts__evtype {
 
 /* ---- event.c: types ------------------------------------------------------------------ */
 /* Types defined so far (acquire: every type below it is whole). */
-int fts__evtypes_count(void);
-const struct fts__evtype *fts__evtype_get(int id);
+int fts__event_types_count(void);
+const struct fts__evtype *fts__event_type_get(int id);
 /* name and fields checked as fts_event_define does: 0 or EINVAL. Parsed into *t. */
-int fts__evtype_parse(const char *name, const char *fields, struct fts__evtype *t);
+int fts__event_type_parse(const char *name, const char *fields, struct fts__evtype *t);
 
 /* ---- event.c: rings ------------------------------------------------------------------ */
 /* The drain's side of every ring, with the trace's lock held (one consumer): a ring's
@@ -123,23 +123,23 @@ struct fts__ring_batch {
 /* A batch for every ring with records or drops not yet released, at most `most` of a
  * ring's records each, into *b (grown as needed, *cap its room): how many, or
  * (size_t)-1 when no memory (nothing taken). */
-size_t fts__rings_take(struct fts__ring_batch **b, size_t *cap, size_t most);
+size_t fts__event_rings_take(struct fts__ring_batch **b, size_t *cap, size_t most);
 /* The records of n batches taken given back to their writers; the rings of threads
  * gone are freed once every record of theirs was released. */
-void fts__rings_release(const struct fts__ring_batch *b, size_t n);
+void fts__event_rings_release(const struct fts__ring_batch *b, size_t n);
 /* Start of a trace: records left in the rings and drops counted before are forgotten. */
-void fts__rings_reset(void);
+void fts__event_rings_reset(void);
 /* Events the hot path dropped without a ring (no memory), since the last reset. */
-uint64_t fts__rings_orphan_drops(void);
+uint64_t fts__event_rings_orphan_drops(void);
 /* The ring size in records for rings made from now on (FASTSTAMP_EVENT_RING). */
-void fts__rings_configure(void);
-size_t fts__rings_size(void);
+void fts__event_rings_configure(void);
+size_t fts__event_rings_size(void);
 /* The drain's wake-up: the futex word writers bump when their ring is half full, and
  * whether the drain sleeps on it. */
-extern uint32_t fts__drain_kick;
-extern int fts__drain_sleeping;
+extern uint32_t fts__event_drain_kick;
+extern int fts__event_drain_sleeping;
 /* In a fork's child: the parent's rings are let go (their records are not mapped in
  * the child); the calling thread makes a new one at its next event. */
-void fts__rings_forked(void);
+void fts__event_rings_forked(void);
 
 #endif /* FTS__EVENT_H */

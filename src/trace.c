@@ -151,7 +151,7 @@ static int round_locked(int sample, uint64_t *moved, size_t most)
 {
 	unsigned char *tap = NULL;
 	size_t ntap = fts__clock_tap_take(&tap, sample), nb = 0;
-	uint64_t orphans = fts__rings_orphan_drops(), events = 0, dropped = 0;
+	uint64_t orphans = fts__event_rings_orphan_drops(), events = 0, dropped = 0;
 	int rc = 0, n;
 
 	tr.nout = 0;
@@ -175,7 +175,7 @@ static int round_locked(int sample, uint64_t *moved, size_t most)
 	free(tap);
 	/* the records: a type is defined before an event of it is written, so the types
 	 * counted after the rings were read cover every record taken */
-	if (!rc && (nb = fts__rings_take(&tr.b, &tr.capb, most)) == (size_t)-1) {
+	if (!rc && (nb = fts__event_rings_take(&tr.b, &tr.capb, most)) == (size_t)-1) {
 		nb = 0;
 		rc = -ENOMEM;
 	}
@@ -191,9 +191,9 @@ static int round_locked(int sample, uint64_t *moved, size_t most)
 		if (!rc)   /* a block of no record: its place among the others is free */
 			rc = out_block(FTS__BLK_EVENTS_COMPACT, p, sizeof(p));
 	}
-	n = fts__evtypes_count();
+	n = fts__event_types_count();
 	for (; tr.types_written < n && !rc; tr.types_written++) {
-		const struct fts__evtype *t = fts__evtype_get(tr.types_written);
+		const struct fts__evtype *t = fts__event_type_get(tr.types_written);
 		unsigned char p[FTS__EVTYPE_BYTES] = { 0 };
 		put32(p, (uint32_t)tr.types_written);
 		put32(p + 4, t->nfields);
@@ -209,7 +209,7 @@ static int round_locked(int sample, uint64_t *moved, size_t most)
 		rc = events_blocks(&tr.b[i]);
 	if (!rc)
 		rc = flush();
-	fts__rings_release(tr.b, nb);
+	fts__event_rings_release(tr.b, nb);
 	if (!rc) {
 		tr.good += (off_t)tr.round_bytes;
 		tr.st.events += events;
@@ -238,7 +238,7 @@ static int64_t drain_wait(uint64_t moved, int64_t since, int64_t wait)
 
 	if (!moved)
 		return wait * 2 > DRAIN_MAX_NS ? DRAIN_MAX_NS : wait * 2;
-	quarter = (double)since * (double)(fts__rings_size() / 4) / (double)moved;
+	quarter = (double)since * (double)(fts__event_rings_size() / 4) / (double)moved;
 	return quarter < DRAIN_FAST_NS ? DRAIN_FAST_NS : quarter > DRAIN_MIN_NS ? DRAIN_MIN_NS
 										 : (int64_t)quarter;
 }
@@ -257,10 +257,10 @@ static void *drain_main(void *arg)
 		struct timespec ts;
 
 		fts__now(CLOCK_MONOTONIC, &now);
-		round_locked(0, &moved, fts__rings_size() / 4);
+		round_locked(0, &moved, fts__event_rings_size() / 4);
 		pthread_mutex_unlock(&trace_lock);
 		/* a quarter of a ring or more in a round: go on at once */
-		if (moved >= fts__rings_size() / 4) {
+		if (moved >= fts__event_rings_size() / 4) {
 			last = now;
 			pthread_mutex_lock(&trace_lock);
 			continue;
@@ -269,10 +269,10 @@ static void *drain_main(void *arg)
 		last = now;
 		ts.tv_sec = wait / 1000000000;
 		ts.tv_nsec = wait % 1000000000;
-		k = __atomic_load_n(&fts__drain_kick, __ATOMIC_ACQUIRE);
-		__atomic_store_n(&fts__drain_sleeping, 1, __ATOMIC_RELAXED);
-		syscall(SYS_futex, &fts__drain_kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
-		__atomic_store_n(&fts__drain_sleeping, 0, __ATOMIC_RELAXED);
+		k = __atomic_load_n(&fts__event_drain_kick, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&fts__event_drain_sleeping, 1, __ATOMIC_RELAXED);
+		syscall(SYS_futex, &fts__event_drain_kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
+		__atomic_store_n(&fts__event_drain_sleeping, 0, __ATOMIC_RELAXED);
 		pthread_mutex_lock(&trace_lock);
 	}
 	pthread_mutex_unlock(&trace_lock);
@@ -281,8 +281,8 @@ static void *drain_main(void *arg)
 
 static void wake_drain(void)
 {
-	__atomic_add_fetch(&fts__drain_kick, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &fts__drain_kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	__atomic_add_fetch(&fts__event_drain_kick, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &fts__event_drain_kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* The trace's state back to none (the file closed by the caller). */
@@ -315,7 +315,7 @@ static void after_fork_child(void)
 	if (tr.fd >= 0)
 		close(tr.fd);
 	trace_reset();
-	fts__rings_forked();
+	fts__event_rings_forked();
 	pthread_mutex_unlock(&trace_lock);
 }
 
@@ -338,7 +338,7 @@ int fts_trace_start(const char *path)
 		pthread_mutex_unlock(&trace_lock);
 		return fts__fail(EBUSY);
 	}
-	fts__rings_configure();
+	fts__event_rings_configure();
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
 		rc = errno;
 		pthread_mutex_unlock(&trace_lock);
@@ -352,10 +352,10 @@ int fts_trace_start(const char *path)
 	tr.good = 0;
 	tr.types_written = 0;
 	tr.st = (struct fts_trace_stats){ .size = sizeof(tr.st) };
-	fts__rings_reset();
+	fts__event_rings_reset();
 	tr.orphans_seen = 0;
 	put32(p, (uint32_t)getpid());
-	put64(p + 8, fts__rings_size());
+	put64(p + 8, fts__event_rings_size());
 	if (!rc && (rc = -fts__histfile_write_header(fd, &h)) == 0 &&
 	    (rc = -fts__histfile_write_block(fd, FTS__BLK_TRACE, p, sizeof(p))) == 0) {
 		tr.good = lseek(fd, 0, SEEK_CUR);

@@ -153,7 +153,7 @@ static int take_block(struct fts_trace *t, uint32_t type, size_t len)
 			o += l;
 		}
 		/* checked as the writer checked them: a reader prints them as they are */
-		if (fts__evtype_parse(name, fields, &e) || e.nfields != nf ||
+		if (fts__event_type_parse(name, fields, &e) || e.nfields != nf ||
 		    !(t->types[id] = malloc(sizeof(e))))
 			return -EBADMSG;
 		*t->types[id] = e;
