@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "crc32.h"
+#include "le.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -25,16 +26,11 @@ static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 enum { TABLES, PCLMUL, ARMV8 };
 static int crc_path;
 
-static uint32_t get32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* The CRC's state (not inverted) after len more bytes, from the tables. */
 static uint32_t by_tables(uint32_t c, const unsigned char *p, size_t len)
 {
 	for (; len >= 8; p += 8, len -= 8) {
-		uint32_t a = c ^ get32(p), b = get32(p + 4);
+		uint32_t a = c ^ fts__le_get32(p), b = fts__le_get32(p + 4);
 		c = crc_t[7][a & 0xff] ^ crc_t[6][a >> 8 & 0xff] ^ crc_t[5][a >> 16 & 0xff] ^
 		    crc_t[4][a >> 24] ^ crc_t[3][b & 0xff] ^ crc_t[2][b >> 8 & 0xff] ^
 		    crc_t[1][b >> 16 & 0xff] ^ crc_t[0][b >> 24];

@@ -6,16 +6,7 @@
 #include <string.h>
 
 #include "event.h"
-
-static uint32_t get32(const unsigned char *p)
-{
-	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	return get32(p) | (uint64_t)get32(p + 4) << 32;
-}
+#include "le.h"
 
 /* v in n bytes at q, little-endian; 8 written. */
 static unsigned char *put_n(unsigned char *q, uint64_t v, unsigned n)
@@ -123,8 +114,8 @@ long fts__events_decode(uint32_t type, const unsigned char *p, size_t len,
 
 	if (len < FTS__EVENTS_HEAD_BYTES)
 		return -EBADMSG;
-	count = get32(p + 4);
-	tid = get32(p);
+	count = fts__le_get32(p + 4);
+	tid = fts__le_get32(p);
 	/* the fewest bytes a record takes, in each layout */
 	least = type == FTS__BLK_EVENTS ? FTS__EVREC_BYTES :
 		type == FTS__BLK_EVENTS_PACKED ? FTS__PACKED_BYTES(0) : 2;
@@ -150,11 +141,11 @@ long fts__events_decode(uint32_t type, const unsigned char *p, size_t len,
 		}
 		if (len - at < least)
 			return -EBADMSG;
-		e->stamp = get64(p + at);
-		e->head = get32(p + at + 8);
+		e->stamp = fts__le_get64(p + at);
+		e->head = fts__le_get32(p + at + 8);
 		nf = FTS__EV_NF(e->head);
 		if (type == FTS__BLK_EVENTS) {
-			e->tid = get32(p + at + 12);
+			e->tid = fts__le_get32(p + at + 12);
 			at += 16;
 		} else {
 			at += 12;
@@ -162,7 +153,7 @@ long fts__events_decode(uint32_t type, const unsigned char *p, size_t len,
 				return -EBADMSG;
 		}
 		for (unsigned k = 0; k < FTS_EVENT_MAX_FIELDS; k++)
-			e->f[k] = k < nf ? get64(p + at + 8 * k) : 0;
+			e->f[k] = k < nf ? fts__le_get64(p + at + 8 * k) : 0;
 		at += type == FTS__BLK_EVENTS ? 8 * FTS_EVENT_MAX_FIELDS : 8 * nf;
 	}
 	return at == len ? (long)count : -EBADMSG;

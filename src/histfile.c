@@ -26,6 +26,7 @@
 #include "clock.h"
 #include "now.h"
 #include "sysfs.h"
+#include "le.h"
 
 #define HEAD_BYTES 80
 #define END_BYTES 48
@@ -36,33 +37,6 @@
 
 const char *const fts__histfile_kind_names[FTS__KIND_N] = { "other (fts_calib)", "tsc", "cntvct",
 							"rdtime" };
-/* ---- little-endian fields ---------------------------------------------------------- */
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint32_t get32(const unsigned char *p)
-{
-	return (uint32_t)get64((const unsigned char[8]){ p[0], p[1], p[2], p[3], 0, 0, 0, 0 });
-}
-
 /* The boot's id, read once: boot_state 0 unread, 1 one thread is storing it, 2 boot holds
  * it. Not pthread_once: its completion is a futex wake, a system call more on a shared
  * history's attach; a thread that loses the race keeps the id it read itself. */
@@ -132,12 +106,12 @@ static void block_head(unsigned char h[FTS__BLOCK_HEAD_BYTES], uint32_t type,
 	static const unsigned char zero[8];
 	uint32_t pad = (8 - len % 8) % 8;
 
-	put32(h, FTS__BLOCK_MAGIC);
-	put32(h + 4, type);
-	put32(h + 8, len);
-	put32(h + 12, fts__crc32(fts__crc32(0, payload, len), zero, pad));
-	put32(h + 16, 0);
-	put32(h + 20, fts__crc32(seed, h, 20));
+	fts__le_put32(h, FTS__BLOCK_MAGIC);
+	fts__le_put32(h + 4, type);
+	fts__le_put32(h + 8, len);
+	fts__le_put32(h + 12, fts__crc32(fts__crc32(0, payload, len), zero, pad));
+	fts__le_put32(h + 16, 0);
+	fts__le_put32(h + 20, fts__crc32(seed, h, 20));
 }
 
 /* A block (format 2): its header's CRC continues from seed, which is the file
@@ -174,13 +148,13 @@ int fts__histfile_write_header(int fd, const struct fts__head *hd)
 	int rc;
 
 	memcpy(f, FTS__FILE_MAGIC, 8);
-	put32(f + 8, FTS__FILE_VERSION);
-	put32(f + 12, 0);
-	put32(h, hd->kind);
-	put64(h + 8, hd->counter_hz);
+	fts__le_put32(f + 8, FTS__FILE_VERSION);
+	fts__le_put32(f + 12, 0);
+	fts__le_put32(h, hd->kind);
+	fts__le_put64(h + 8, hd->counter_hz);
 	memcpy(h + 16, hd->boot_id, 16);
 	memcpy(h + 32, hd->clocksource, 31);
-	put64(h + 64, (uint64_t)hd->created_ns);
+	fts__le_put64(h + 64, (uint64_t)hd->created_ns);
 	if ((rc = write_all(fd, f, sizeof(f))) < 0)
 		return rc;
 	return write_block(fd, FTS__BLK_HEAD, h, sizeof(h), fts__crc32(0, f, sizeof(f)));
@@ -189,11 +163,11 @@ int fts__histfile_write_header(int fd, const struct fts__head *hd)
 size_t fts__histfile_put_sample(unsigned char *buf, uint64_t before, int64_t ref, uint64_t after,
 		       uint32_t flags)
 {
-	put64(buf, before);
-	put64(buf + 8, (uint64_t)ref);
-	put64(buf + 16, after);
-	put32(buf + 24, flags);
-	put32(buf + 28, 0);
+	fts__le_put64(buf, before);
+	fts__le_put64(buf + 8, (uint64_t)ref);
+	fts__le_put64(buf + 16, after);
+	fts__le_put32(buf + 24, flags);
+	fts__le_put32(buf + 28, 0);
 	return FTS__SAMPLE_BYTES;
 }
 
@@ -201,34 +175,34 @@ size_t fts__histfile_put_clksample(unsigned char *buf, const struct fts__cbracke
 			  uint32_t steps)
 {
 	for (int j = 0; j < FTS__NCLK; j++) {
-		put64(buf + 24 * j, k[j].b);
-		put64(buf + 24 * j + 8, (uint64_t)k[j].ns);
-		put64(buf + 24 * j + 16, k[j].a);
+		fts__le_put64(buf + 24 * j, k[j].b);
+		fts__le_put64(buf + 24 * j + 8, (uint64_t)k[j].ns);
+		fts__le_put64(buf + 24 * j + 16, k[j].a);
 	}
-	put32(buf + 24 * FTS__NCLK, steps);
-	put32(buf + 24 * FTS__NCLK + 4, 0);
+	fts__le_put32(buf + 24 * FTS__NCLK, steps);
+	fts__le_put32(buf + 24 * FTS__NCLK + 4, 0);
 	return FTS__CLKSAMPLE_BYTES;
 }
 
 size_t fts__histfile_put_event(unsigned char *buf, const struct fts__event *e)
 {
 	memset(buf, 0, FTS__EVENT_BYTES);
-	put32(buf, e->type);
-	put64(buf + 8, e->counter);
-	put64(buf + 16, (uint64_t)e->realtime_ns);
-	put64(buf + 24, (uint64_t)e->value_ns);
+	fts__le_put32(buf, e->type);
+	fts__le_put64(buf + 8, e->counter);
+	fts__le_put64(buf + 16, (uint64_t)e->realtime_ns);
+	fts__le_put64(buf + 24, (uint64_t)e->value_ns);
 	memcpy(buf + 32, e->what, 63);
 	return FTS__EVENT_BYTES;
 }
 
 static void put_rec(unsigned char *p, uint64_t key, const struct fts__rec *r)
 {
-	put64(p, key);
-	put64(p + 8, (uint64_t)r->r0);
-	put64(p + 16, (uint64_t)r->mult);
-	put64(p + 24, r->err);
-	put32(p + 32, r->shift);
-	put32(p + 36, r->flags);
+	fts__le_put64(p, key);
+	fts__le_put64(p + 8, (uint64_t)r->r0);
+	fts__le_put64(p + 16, (uint64_t)r->mult);
+	fts__le_put64(p + 24, r->err);
+	fts__le_put32(p + 32, r->shift);
+	fts__le_put32(p + 36, r->flags);
 }
 
 /* A line carried on at an end: its record, then its growth. */
@@ -237,7 +211,7 @@ static void put_line(unsigned char *p, const struct fts__line *l)
 	struct fts__rec r = { .r0 = l->r0, .mult = l->mult, .err = l->err, .shift = l->shift,
 			      .flags = l->flags };
 	put_rec(p, l->c0, &r);
-	put64(p + SEG_BYTES, (uint64_t)l->grow);
+	fts__le_put64(p + SEG_BYTES, (uint64_t)l->grow);
 }
 
 /* The SEGS payload of state p into a new *out (pre bytes left before it): 0, or
@@ -261,8 +235,8 @@ static int segs_copy(const struct fts_calib *c, const struct fts__pub *p, size_t
 	q = b + pre;
 	fts__end_load(c, &p->head, &hl);
 	fts__end_load(c, &p->tail, &tl);
-	put64(q, n);
-	put64(q + 8, FTS__LD(p->newest));
+	fts__le_put64(q, n);
+	fts__le_put64(q + 8, FTS__LD(p->newest));
 	put_line(q + 16, &hl);
 	put_line(q + 16 + END_BYTES, &tl);
 	for (size_t i = 0; i < n; i++) {
@@ -340,8 +314,8 @@ int fts__histfile_save_clocks(const struct fts_calib *const c[FTS__NCLK], int fd
 			continue;
 		if ((rc = segs_payload(c[k], 8, &b, &len)) < 0)
 			break;
-		put32(b, (uint32_t)k);
-		put32(b + 4, held);
+		fts__le_put32(b, (uint32_t)k);
+		fts__le_put32(b + 4, held);
 		rc = fts__histfile_write_block(fd, FTS__BLK_CLKSEGS, b, (uint32_t)len);
 		free(b);
 	}
@@ -474,12 +448,12 @@ static int skip(struct payload *p, size_t m)
 
 static void get_rec(const unsigned char *p, uint64_t *key, struct fts__rec *r)
 {
-	*key = get64(p);
-	r->r0 = (int64_t)get64(p + 8);
-	r->mult = (int64_t)get64(p + 16);
-	r->err = get64(p + 24);
-	r->shift = get32(p + 32);
-	r->flags = get32(p + 36);
+	*key = fts__le_get64(p);
+	r->r0 = (int64_t)fts__le_get64(p + 8);
+	r->mult = (int64_t)fts__le_get64(p + 16);
+	r->err = fts__le_get64(p + 24);
+	r->shift = fts__le_get32(p + 32);
+	r->flags = fts__le_get32(p + 36);
 }
 
 /* A saved history, from a SEGS payload of len bytes: its fixed part, then its segments
@@ -498,14 +472,14 @@ static struct fts_calib *load_segs(struct payload *p, uint32_t len, int *err)
 		return NULL;
 	if ((rc = take(p, SEGS_FIXED)) < 0)
 		goto fail;
-	n = get64(p->piece);
-	newest = get64(p->piece + 8);
+	n = fts__le_get64(p->piece);
+	newest = fts__le_get64(p->piece + 8);
 	if (n == 0 || n != (len - SEGS_FIXED) / SEG_BYTES)
 		return NULL;
 	get_rec(p->piece + 16, &hk, &hr);
-	hg = (int64_t)get64(p->piece + 16 + SEG_BYTES);
+	hg = (int64_t)fts__le_get64(p->piece + 16 + SEG_BYTES);
 	get_rec(p->piece + 16 + END_BYTES, &tk, &tr);
-	tg = (int64_t)get64(p->piece + 16 + END_BYTES + SEG_BYTES);
+	tg = (int64_t)fts__le_get64(p->piece + 16 + END_BYTES + SEG_BYTES);
 	if (!(c = fts__calib_new_loaded(n))) {
 		*err = errno;
 		return NULL;
@@ -574,7 +548,7 @@ static int read_file_header(int fd, unsigned char f[16])
 	for (uint32_t v = FTS__FILE_VERSION; v >= 1; v--) {
 		unsigned char want[16] = { 0 };
 		memcpy(want, FTS__FILE_MAGIC, 8);
-		put32(want + 8, v);
+		fts__le_put32(want + 8, v);
 		if (!memcmp(f, want, (size_t)got))
 			return got == 16 ? (int)v : 0;
 	}
@@ -611,12 +585,12 @@ static int load_samples(struct payload *p, uint32_t type, uint32_t len, struct l
 			return rc;
 		for (size_t i = 0; i < m; i += sz) {
 			const unsigned char *s = p->piece + i;
-			uint32_t steps = get32(s + (sz == FTS__SAMPLE_BYTES ? 24 : 24 * FTS__NCLK));
+			uint32_t steps = fts__le_get32(s + (sz == FTS__SAMPLE_BYTES ? 24 : 24 * FTS__NCLK));
 			for (int k = 0; k < FTS__NCLK; k++) {
 				const unsigned char *q = s + 24 * k;
 				if (!(build & 1u << k) ||
-				    fts__calib_add_sample(ld->c[k], get64(q), (int64_t)get64(q + 8),
-							  get64(q + 16), (steps >> k) & 1) == 0)
+				    fts__calib_add_sample(ld->c[k], fts__le_get64(q), (int64_t)fts__le_get64(q + 8),
+							  fts__le_get64(q + 16), (steps >> k) & 1) == 0)
 					continue;
 				if (errno == ENOMEM)
 					return -ENOMEM;
@@ -644,8 +618,8 @@ static int load_saved(struct payload *p, uint32_t type, uint32_t len, struct loa
 			return -EBADMSG;
 		if ((rc = take(p, 8)) < 0)
 			return rc;
-		k = (int)(get32(p->piece) < FTS__NCLK ? get32(p->piece) : FTS__NCLK);
-		held = get32(p->piece + 4);
+		k = (int)(fts__le_get32(p->piece) < FTS__NCLK ? fts__le_get32(p->piece) : FTS__NCLK);
+		held = fts__le_get32(p->piece + 4);
 		len -= 8;
 		if (k == FTS__NCLK || held & ~FTS__ALL_CLOCKS || !(held & 1u << k) ||
 		    !(held & 1u << FTS__CLK_REALTIME) || k <= ld->segs_last ||
@@ -687,11 +661,11 @@ static int load_block(struct payload *p, uint32_t type, uint32_t len, uint32_t p
 		if ((rc = take(p, HEAD_BYTES)) < 0)
 			return rc;
 		fi->has_head = 1;
-		fi->head.kind = get32(p->piece);
-		fi->head.counter_hz = get64(p->piece + 8);
+		fi->head.kind = fts__le_get32(p->piece);
+		fi->head.counter_hz = fts__le_get64(p->piece + 8);
 		memcpy(fi->head.boot_id, p->piece + 16, 16);
 		memcpy(fi->head.clocksource, p->piece + 32, 31);
-		fi->head.created_ns = (int64_t)get64(p->piece + 64);
+		fi->head.created_ns = (int64_t)fts__le_get64(p->piece + 64);
 		rc = skip(p, len - HEAD_BYTES);
 		break;
 	case FTS__BLK_SEGS:
@@ -719,9 +693,9 @@ static int load_block(struct payload *p, uint32_t type, uint32_t len, uint32_t p
 			return rc;
 		{
 			const unsigned char *b = p->piece;
-			struct fts__event e = { .type = get32(b), .counter = get64(b + 8),
-						.realtime_ns = (int64_t)get64(b + 16),
-						.value_ns = (int64_t)get64(b + 24) };
+			struct fts__event e = { .type = fts__le_get32(b), .counter = fts__le_get64(b + 8),
+						.realtime_ns = (int64_t)fts__le_get64(b + 16),
+						.value_ns = (int64_t)fts__le_get64(b + 24) };
 			memcpy(e.what, b + 32, 63);
 			if (e.type >= 1 && e.type <= 3) {
 				if (!(fi->events[1] + fi->events[2] + fi->events[3]))
@@ -806,13 +780,13 @@ int fts__histfile_load_clocks(int fd, unsigned want, struct fts_calib *out[FTS__
 		}
 		/* A header whose CRC holds says what its writer wrote: a file that ends
 		 * inside its payload was cut there, not damaged in its length. */
-		if (fi.version >= 2 && (fts__crc32(seed, h, 20) != get32(h + 20) || get32(h + 16)))
+		if (fi.version >= 2 && (fts__crc32(seed, h, 20) != fts__le_get32(h + 20) || fts__le_get32(h + 16)))
 			goto bad;
 		seed = 0;
-		if (get32(h) != FTS__BLOCK_MAGIC)
+		if (fts__le_get32(h) != FTS__BLOCK_MAGIC)
 			goto bad;
-		type = get32(h + 4);
-		len = get32(h + 8);
+		type = fts__le_get32(h + 4);
+		len = fts__le_get32(h + 8);
 		pad = (8 - len % 8) % 8;
 		if (len > MAX_BLOCK)
 			goto bad;
@@ -837,7 +811,7 @@ int fts__histfile_load_clocks(int fd, unsigned want, struct fts_calib *out[FTS__
 			fi.cut = 1;   /* inside its payload: a record keeps its whole blocks */
 			break;
 		}
-		if (rc < 0 || (rc = load_block(p, type, len, pad, get32(h + 12), &ld, &fi, &err)) < 0)
+		if (rc < 0 || (rc = load_block(p, type, len, pad, fts__le_get32(h + 12), &ld, &fi, &err)) < 0)
 			goto fail;
 		fi.whole += hlen + len + pad;
 	}

@@ -17,6 +17,7 @@
 #include "internal.h"
 #include "now.h"
 #include "record.h"
+#include "le.h"
 
 #define RECORD_FLUSH_NS 1000000000   /* write what is buffered at least once a second */
 
@@ -52,17 +53,6 @@ static unsigned char *tap_room(size_t m)
 	return tap.buf + tap.n;
 }
 
-static void put32le(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> 8 * i);
-}
-
-static uint32_t get32le(const unsigned char *p)
-{
-	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
 /* A new entry of type, with room for len bytes of payload: its payload, or NULL (no
  * memory: the trace's history then lacks that sample or event). */
 static unsigned char *tap_entry(uint32_t type, size_t len)
@@ -71,8 +61,8 @@ static unsigned char *tap_entry(uint32_t type, size_t len)
 
 	if (!p)
 		return NULL;
-	put32le(p, type);
-	put32le(p + 4, (uint32_t)len);
+	fts__le_put32(p, type);
+	fts__le_put32(p + 4, (uint32_t)len);
 	tap.last = tap.n;
 	tap.n += 8 + len;
 	return p + 8;
@@ -82,10 +72,10 @@ static void tap_sample(const struct fts__psample *s, uint32_t steps)
 {
 	unsigned char *p;
 
-	if (tap.last != SIZE_MAX && get32le(tap.buf + tap.last) == FTS__BLK_CLKSAMPLES) {
+	if (tap.last != SIZE_MAX && fts__le_get32(tap.buf + tap.last) == FTS__BLK_CLKSAMPLES) {
 		if (!(p = tap_room(FTS__CLKSAMPLE_BYTES)))
 			return;
-		put32le(tap.buf + tap.last + 4, get32le(tap.buf + tap.last + 4) + FTS__CLKSAMPLE_BYTES);
+		fts__le_put32(tap.buf + tap.last + 4, fts__le_get32(tap.buf + tap.last + 4) + FTS__CLKSAMPLE_BYTES);
 		tap.n += FTS__CLKSAMPLE_BYTES;
 	} else if (!(p = tap_entry(FTS__BLK_CLKSAMPLES, FTS__CLKSAMPLE_BYTES))) {
 		return;

@@ -18,6 +18,7 @@
 #include "histfile.h"
 #include "internal.h"
 #include "now.h"
+#include "le.h"
 
 #define DRAIN_MIN_NS 1000000      /* a round every 1 ms while records arrive, */
 #define DRAIN_FAST_NS 50000       /* or sooner, down to 50 us, when they fill a quarter of
@@ -50,18 +51,6 @@ static struct {
 	pthread_t thread;
 	int thread_on, stop;
 } tr = { .fd = -1 };
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> 8 * i);
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> 8 * i);
-}
 
 /* Room for a block of len payload bytes at the end of *buf: its payload, or NULL. */
 static unsigned char *room(unsigned char **buf, size_t *n, size_t *cap, size_t len)
@@ -131,9 +120,9 @@ static int events_blocks(const struct fts__ring_batch *b)
 		if (tr.nout + MAX_BLOCK > tr.capout && (rc = flush()) < 0)
 			return rc;
 		p = tr.out + tr.nout + FTS__BLOCK_HEAD_BYTES;
-		put32(p, b->tid);
-		put32(p + 4, (uint32_t)k);
-		put64(p + 8, done ? 0 : b->dropped);
+		fts__le_put32(p, b->tid);
+		fts__le_put32(p + 4, (uint32_t)k);
+		fts__le_put64(p + 8, done ? 0 : b->dropped);
 		q = p + FTS__EVENTS_HEAD_BYTES;
 		for (size_t i = done; i < done + k; i++)
 			q = fts__compact_put(q, i < b->n1 ? &b->rec1[i] : &b->rec2[i - b->n1], &cs);
@@ -165,10 +154,8 @@ static int round_locked(int sample, uint64_t *moved, size_t most)
 	}
 	/* the samples, as the tap kept them: type, length, payload */
 	for (size_t at = 0; at + 8 <= ntap && rc == 0;) {
-		uint32_t type = tap[at] | (uint32_t)tap[at + 1] << 8 | (uint32_t)tap[at + 2] << 16 |
-				(uint32_t)tap[at + 3] << 24;
-		uint32_t len = tap[at + 4] | (uint32_t)tap[at + 5] << 8 |
-			       (uint32_t)tap[at + 6] << 16 | (uint32_t)tap[at + 7] << 24;
+		uint32_t type = fts__le_get32(tap + at);
+		uint32_t len = fts__le_get32(tap + at + 4);
 		rc = out_block(type, tap + at + 8, len);
 		at += 8 + len;
 	}
@@ -185,7 +172,7 @@ static int round_locked(int sample, uint64_t *moved, size_t most)
 	}
 	if (orphans != tr.orphans_seen) {
 		unsigned char p[FTS__EVENTS_HEAD_BYTES] = { 0 };
-		put64(p + 8, orphans - tr.orphans_seen);
+		fts__le_put64(p + 8, orphans - tr.orphans_seen);
 		dropped += orphans - tr.orphans_seen;
 		tr.orphans_seen = orphans;
 		if (!rc)   /* a block of no record: its place among the others is free */
@@ -195,8 +182,8 @@ static int round_locked(int sample, uint64_t *moved, size_t most)
 	for (; tr.types_written < n && !rc; tr.types_written++) {
 		const struct fts__evtype *t = fts__event_type_get(tr.types_written);
 		unsigned char p[FTS__EVTYPE_BYTES] = { 0 };
-		put32(p, (uint32_t)tr.types_written);
-		put32(p + 4, t->nfields);
+		fts__le_put32(p, (uint32_t)tr.types_written);
+		fts__le_put32(p + 4, t->nfields);
 		memcpy(p + 8, t->name, strlen(t->name));
 		for (unsigned k = 0; k < t->nfields; k++)
 			memcpy(p + 72 + 32 * k, t->fields[k], strlen(t->fields[k]));
@@ -354,8 +341,8 @@ int fts_trace_start(const char *path)
 	tr.st = (struct fts_trace_stats){ .size = sizeof(tr.st) };
 	fts__event_rings_reset();
 	tr.orphans_seen = 0;
-	put32(p, (uint32_t)getpid());
-	put64(p + 8, fts__event_rings_size());
+	fts__le_put32(p, (uint32_t)getpid());
+	fts__le_put64(p + 8, fts__event_rings_size());
 	if (!rc && (rc = -fts__histfile_write_header(fd, &h)) == 0 &&
 	    (rc = -fts__histfile_write_block(fd, FTS__BLK_TRACE, p, sizeof(p))) == 0) {
 		tr.good = lseek(fd, 0, SEEK_CUR);
@@ -403,9 +390,9 @@ int fts_trace_stop(void)
 	}
 	pthread_mutex_lock(&trace_lock);
 	round_locked(1, NULL, SIZE_MAX);
-	put64(p, tr.st.events);
-	put64(p + 8, tr.st.dropped);
-	put64(p + 16, tr.st.lost);
+	fts__le_put64(p, tr.st.events);
+	fts__le_put64(p + 8, tr.st.dropped);
+	fts__le_put64(p + 16, tr.st.lost);
 	if (!tr.st.write_error && (rc = -fts__histfile_write_block(tr.fd, FTS__BLK_TRACE_END, p, sizeof(p))) != 0)
 		tr.st.write_error = rc;
 	else if (!tr.st.write_error)

@@ -12,6 +12,7 @@
 #include "crc32.h"
 #include "histfile.h"
 #include "internal.h"
+#include "le.h"
 
 #define MAX_EVENTS_BLOCK (FTS__EVENTS_HEAD_BYTES + (size_t)FTS__EVREC_BYTES * (1u << 24))
 
@@ -29,16 +30,6 @@ struct fts_trace {
 	int pid, ended, failed;
 	struct fts_trace_stats st;
 };
-
-static uint32_t get32(const unsigned char *p)
-{
-	return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	return get32(p) | (uint64_t)get32(p + 4) << 32;
-}
 
 struct fts_trace *fts_trace_open(const char *path, clockid_t clock)
 {
@@ -71,7 +62,7 @@ struct fts_trace *fts_trace_open(const char *path, clockid_t clock)
 		rc = 0;
 	}
 	if (rc == 0 && (lseek(t->fd, 0, SEEK_SET) < 0 || fts__histfile_read_some(t->fd, f, 16) != 16 ||
-			memcmp(f, FTS__FILE_MAGIC, 8) || get32(f + 8) != FTS__FILE_VERSION))
+			memcmp(f, FTS__FILE_MAGIC, 8) || fts__le_get32(f + 8) != FTS__FILE_VERSION))
 		rc = -EBADMSG;
 	if (rc) {
 		fts_trace_close(t);
@@ -95,12 +86,12 @@ static int next_block(struct fts_trace *t, uint32_t *type, size_t *len)
 		return (int)got;
 	if (got < (ssize_t)sizeof(h))
 		return 0;
-	if (fts__crc32(t->seed, h, 20) != get32(h + 20) || get32(h + 16) ||
-	    get32(h) != FTS__BLOCK_MAGIC)
+	if (fts__crc32(t->seed, h, 20) != fts__le_get32(h + 20) || fts__le_get32(h + 16) ||
+	    fts__le_get32(h) != FTS__BLOCK_MAGIC)
 		return -EBADMSG;
 	t->seed = 0;
-	*type = get32(h + 4);
-	n = get32(h + 8);
+	*type = fts__le_get32(h + 4);
+	n = fts__le_get32(h + 8);
 	pad = (8 - n % 8) % 8;
 	if (n + pad > MAX_EVENTS_BLOCK)
 		return -EBADMSG;
@@ -115,7 +106,7 @@ static int next_block(struct fts_trace *t, uint32_t *type, size_t *len)
 		return (int)got;
 	if ((size_t)got < n + pad)
 		return 0;   /* cut inside the block: the whole ones before are the trace */
-	if (fts__crc32(fts__crc32(0, t->blk, n), zero, pad) != get32(h + 12) ||
+	if (fts__crc32(fts__crc32(0, t->blk, n), zero, pad) != fts__le_get32(h + 12) ||
 	    memcmp(t->blk + n, zero, pad))
 		return -EBADMSG;
 	t->st.bytes += sizeof(h) + n + pad;
@@ -133,10 +124,10 @@ static int take_block(struct fts_trace *t, uint32_t type, size_t len)
 	case FTS__BLK_TRACE:
 		if (len < FTS__TRACE_BYTES)
 			return -EBADMSG;
-		t->pid = (int)get32(p);
+		t->pid = (int)fts__le_get32(p);
 		break;
 	case FTS__BLK_EVTYPE: {
-		uint32_t id = get32(p), nf = get32(p + 4);
+		uint32_t id = fts__le_get32(p), nf = fts__le_get32(p + 4);
 		struct fts__evtype e;
 		char name[FTS_EVENT_NAME_MAX + 1] = { 0 }, fields[4 * (FTS_EVENT_FIELD_MAX + 1)] = { 0 };
 		size_t o = 0;
@@ -165,7 +156,7 @@ static int take_block(struct fts_trace *t, uint32_t type, size_t len)
 		long n = fts__events_decode(type, p, len, &t->rec, &t->reccap);
 		if (n < 0)
 			return (int)n;
-		t->st.dropped += get64(p + 8);
+		t->st.dropped += fts__le_get64(p + 8);
 		t->at = 0;
 		t->count = (size_t)n;
 		break;
@@ -174,7 +165,7 @@ static int take_block(struct fts_trace *t, uint32_t type, size_t len)
 		if (len < FTS__TRACE_END_BYTES)
 			return -EBADMSG;
 		t->st.stopped = 1;
-		t->st.lost = get64(p + 16);
+		t->st.lost = fts__le_get64(p + 16);
 		break;
 	default:
 		break;   /* the history's blocks: read already */
