@@ -257,7 +257,7 @@ static void make_view(const struct fts__writer *w, struct view *v)
 		v->iv[k] = fts__estimate_ival_of(&v->p[k], &v->p[k + 1]);
 	for (int k = 0; k + 1 < n; k++)
 		v->step[k] = fts__estimate_is_step(&v->iv[k], k ? &v->iv[k - 1] : NULL,
-					  k + 2 < n ? &v->iv[k + 1] : NULL);
+						   k + 2 < n ? &v->iv[k + 1] : NULL);
 	for (int k = 0; k + 1 < n; k++)
 		v->iv[k].step = v->step[k];
 	for (int k = (int)w->cur; k + 1 < n; k++) {

@@ -50,7 +50,7 @@ static int informative(const struct fts__ival *n)
 }
 
 int fts__estimate_is_step(const struct fts__ival *self, const struct fts__ival *left,
-		 const struct fts__ival *right)
+			  const struct fts__ival *right)
 {
 	const struct fts__ival *n[2] = { left, right };
 	int above = 1, below = 1;
@@ -72,7 +72,7 @@ int fts__estimate_is_step(const struct fts__ival *self, const struct fts__ival *
  * little of the rate, so it is extended over the intervals beyond it until it spans
  * half the interval it speaks for. */
 int fts__estimate_neighbour(const struct fts__pt *p, const int *step, int n, int k, int dir,
-		   struct fts__ival *out)
+			    struct fts__ival *out)
 {
 	int j = dir > 0 ? k + 1 : k - 1, hops = 0, end;
 	double want = fts__estimate_d128(p[k + 1].xi - p[k].xi) / 2;
@@ -105,7 +105,7 @@ int fts__estimate_neighbour(const struct fts__pt *p, const int *step, int n, int
  * nothing beside it, its own rate is all there is, and a step too small for rule 3 may
  * hide in it: the band allows for that. More rates only widen the band. */
 struct fts__band fts__estimate_band_of(const struct fts__ival *self, const struct fts__ival *left,
-			      const struct fts__ival *right, double tol)
+				       const struct fts__ival *right, double tol)
 {
 	const struct fts__ival *n[3] = { left, right, self->step ? NULL : self };
 	struct fts__band b = { INFINITY, -INFINITY };
@@ -141,7 +141,7 @@ struct fts__band fts__estimate_band_of(const struct fts__ival *self, const struc
  * between them, the clock changed its rate there: by the premise that events are
  * sparse, that change is the one event there, and no step hides in the interval. */
 int fts__estimate_rate_change(const struct fts__ival *self, const struct fts__ival *left,
-		     const struct fts__ival *right, double tol)
+			      const struct fts__ival *right, double tol)
 {
 	double m = max2(fabs(left->rate), fabs(right->rate)), slack = 2 * tol * m;
 	double lo = min2(left->rate, right->rate), hi = max2(left->rate, right->rate);
@@ -159,7 +159,7 @@ int fts__estimate_rate_change(const struct fts__ival *self, const struct fts__iv
  * of the hull bend where a forward edge crosses a backward one: the envelope holds the
  * ends and those points. */
 struct fts__env fts__estimate_envelope(const struct fts__pt *a, const struct fts__pt *b,
-			      const struct fts__band *bd, int may_step)
+				       const struct fts__band *bd, int may_step)
 {
 	double len = b->x - a->x;
 	double ua = fts__estimate_pt_uncertainty(a, bd->hi), ub = fts__estimate_pt_uncertainty(b, bd->hi);
@@ -319,7 +319,7 @@ void fts__estimate_rule8_rec(const struct fts__seg_line *o, struct fts__rec *r)
 /* A line carried on from (key, y at oy) at band bd's middle rate, its bound growing by
  * the band's half-width: as a record and its growth, in one fixed point. */
 void fts__estimate_rule9_end(uint64_t key, int64_t oy, double y, double err, const struct fts__band *bd,
-		    struct fts__rec *r, int64_t *grow)
+			     struct fts__rec *r, int64_t *grow)
 {
 	struct fts__seg_line o = { .key = key, .end = key, .oy = oy, .y0 = y, .err = err,
 			 .s = (bd->lo + bd->hi) / 2 };
@@ -340,7 +340,7 @@ static void line_of(const struct fts__rec *r, int64_t oy, double *y0, double *s)
  * end, and the bound that covers both (exact for lines with constant bounds: the
  * distance between two lines is largest at an end). */
 void fts__estimate_rule10_merge(uint64_t ka, const struct fts__rec *a, uint64_t kb,
-		       const struct fts__rec *b, uint64_t end, struct fts__seg_line *o)
+				const struct fts__rec *b, uint64_t end, struct fts__seg_line *o)
 {
 	double ya, sa, yb, sb, xb = (double)(kb - ka), xe = (double)(end - ka), y1, s;
 
@@ -375,7 +375,7 @@ static int by_cost(const void *p, const void *q)
 }
 
 size_t fts__estimate_rule10_pick(const uint64_t *key, const struct fts__rec *rec, size_t n, size_t want,
-			struct fts__merge_cand *cand, unsigned char *taken)
+				 struct fts__merge_cand *cand, unsigned char *taken)
 {
 	size_t nc = 0, took = 0;
 
@@ -424,7 +424,7 @@ int fts__estimate_rule14_may_hold(uint64_t r, uint64_t first_lo, int64_t gap_bef
 }
 
 void fts__estimate_rule14_one_obs(uint64_t lo, uint64_t hi, int64_t v, uint64_t r, __int128 *out_lo,
-			 __int128 *out_hi)
+				  __int128 *out_hi)
 {
 	uint64_t mid = lo + (hi - lo) / 2;
 	__int128 d = (__int128)r - (__int128)mid, dd = d < 0 ? -d : d;

@@ -59,28 +59,28 @@ struct fts__ival fts__estimate_ival_of(const struct fts__pt *a, const struct fts
 /* Rule 3: does an interval hold a step, given the intervals next to it (NULL where
  * there is none)? */
 int fts__estimate_is_step(const struct fts__ival *self, const struct fts__ival *left,
-		 const struct fts__ival *right);
+			  const struct fts__ival *right);
 /* Rule 4: the rate measured next to interval k (from p[k] to p[k+1]) on side dir
  * (-1, +1): over the nearest interval that holds no step (step[j] for the interval from
  * p[j]), two at most away, extended over the intervals beyond it (none holding a step,
  * two at most) until it spans half of interval k. p[0..n) are the points known, in
  * order. 1 with the span's rate in *out, 0 if there is none. */
 int fts__estimate_neighbour(const struct fts__pt *p, const int *step, int n, int k, int dir,
-		   struct fts__ival *out);
+			    struct fts__ival *out);
 /* Rule 4: the band of rates the clock may run at inside an interval, from the rates
  * measured next to it (NULL where there is none) and its own unless it holds a step;
  * with no neighbour, its own, widened for a step too small to see; then widened by the
  * tolerance (relative). */
 struct fts__band fts__estimate_band_of(const struct fts__ival *self, const struct fts__ival *left,
-			      const struct fts__ival *right, double tol);
+				       const struct fts__ival *right, double tol);
 /* Rule 5: did the clock change its rate inside interval self: do the rates on its two
  * sides disagree, beyond their noise and the tolerance, with its own rate between? */
 int fts__estimate_rate_change(const struct fts__ival *self, const struct fts__ival *left,
-		     const struct fts__ival *right, double tol);
+			      const struct fts__ival *right, double tol);
 /* Rule 5: the envelope of the interval from a to b with band bd; may_step: a step may
  * lie inside. */
 struct fts__env fts__estimate_envelope(const struct fts__pt *a, const struct fts__pt *b,
-			      const struct fts__band *bd, int may_step);
+				       const struct fts__band *bd, int may_step);
 /* Rule 8: the largest distance from the line y = y0 + s * (x - x0) to the envelope. */
 double fts__estimate_env_dist(const struct fts__env *e, double x0, double y0, double s);
 /* Rule 7: the line of an interval that holds a step: through the middles of its
@@ -135,12 +135,12 @@ void fts__estimate_rule8_rec(const struct fts__seg_line *o, struct fts__rec *r);
  * bd's middle rate, its bound growing by the band's half-width: *r and *grow, in one
  * fixed point. */
 void fts__estimate_rule9_end(uint64_t key, int64_t oy, double y, double err, const struct fts__band *bd,
-		    struct fts__rec *r, int64_t *grow);
+			     struct fts__rec *r, int64_t *grow);
 /* Rule 10: merging segment a (from ka) with the next, b (from kb, to end): the line from
  * a's start to b's end and the bound that covers what both covered (exact for lines of
  * constant bound: the distance between two lines is largest at an end). */
 void fts__estimate_rule10_merge(uint64_t ka, const struct fts__rec *a, uint64_t kb,
-		       const struct fts__rec *b, uint64_t end, struct fts__seg_line *o);
+				const struct fts__rec *b, uint64_t end, struct fts__seg_line *o);
 /* Rule 10, when: an add that may put `adding` segments after the nfinal final ones of a
  * history with room for max: 0 while they fit; else how many final segments to keep,
  * leaving a quarter of the room free (3/4 of max, fewer where the add needs more room;
@@ -158,7 +158,7 @@ struct fts__merge_cand {
 	size_t pos;
 };
 size_t fts__estimate_rule10_pick(const uint64_t *key, const struct fts__rec *rec, size_t n, size_t want,
-			struct fts__merge_cand *cand, unsigned char *taken);
+				 struct fts__merge_cand *cand, unsigned char *taken);
 
 /* Rule 11, the answers joined: what the clock read at a counter value x lies in the
  * forward extrapolation's [nf - ef, nf + ef] or the backward one's [nb - eb, nb + eb]
@@ -167,7 +167,7 @@ size_t fts__estimate_rule10_pick(const uint64_t *key, const struct fts__rec *rec
  * the bound covers the hull. 0, or -ERANGE where the answer does not fit 64 bits.
  * Inline: the conversion of a stamp past the newest sample (history.h) takes it. */
 static inline int fts__estimate_rule11_join(int64_t nf, int64_t ef, int64_t nb, int64_t eb, int64_t *ns,
-				   int64_t *err)
+					    int64_t *err)
 {
 	__int128 flo = (__int128)nf - ef, fhi = (__int128)nf + ef;
 	__int128 blo = (__int128)nb - eb, bhi = (__int128)nb + eb;
@@ -209,7 +209,7 @@ enum fts__estimate_rule14_obs {
 /* have_era: the clock has one, whose newest kept read's CLOCK_REALTIME bracket ends at
  * last_hi; the read's begins at lo, raw_gap ns (CLOCK_MONOTONIC_RAW) after that one. */
 enum fts__estimate_rule14_obs fts__estimate_rule14_obs(int have_era, uint64_t last_hi, uint64_t lo,
-				     int64_t raw_gap);
+						       int64_t raw_gap);
 /* Rule 14, which eras may hold a stamp's reading r: an era of CLOCK_REALTIME readings
  * [first_lo, top] whose step back before it lasted gap_before ns (-1: none before it)
  * holds those from first_lo - gap_before (what CLOCK_REALTIME read in that interval
@@ -222,7 +222,7 @@ int fts__estimate_rule14_may_hold(uint64_t r, uint64_t first_lo, int64_t gap_bef
  * that of each other: ADJ_TICK's 10 % and NTP's 500 ppm. */
 #define FTS__ONE_OBS_PPM 100500
 void fts__estimate_rule14_one_obs(uint64_t lo, uint64_t hi, int64_t v, uint64_t r, __int128 *out_lo,
-			 __int128 *out_hi);
+				  __int128 *out_hi);
 
 /* ---- rule 15: what a history can hold ---------------------------------------------- */
 /* A history reaches at least this far past each end, however short it is (ns). */

@@ -161,7 +161,7 @@ int fts__histfile_write_header(int fd, const struct fts__head *hd)
 }
 
 size_t fts__histfile_put_sample(unsigned char *buf, uint64_t before, int64_t ref, uint64_t after,
-		       uint32_t flags)
+				uint32_t flags)
 {
 	fts__le_put64(buf, before);
 	fts__le_put64(buf + 8, (uint64_t)ref);
@@ -172,7 +172,7 @@ size_t fts__histfile_put_sample(unsigned char *buf, uint64_t before, int64_t ref
 }
 
 size_t fts__histfile_put_clksample(unsigned char *buf, const struct fts__cbracket k[FTS__NCLK],
-			  uint32_t steps)
+				   uint32_t steps)
 {
 	for (int j = 0; j < FTS__NCLK; j++) {
 		fts__le_put64(buf + 24 * j, k[j].b);
@@ -295,7 +295,7 @@ int fts__histfile_save_head(const struct fts_calib *c, int fd, const struct fts_
 /* A CLKSEGS block a clock, in the clocks' order, each naming every clock the file holds:
  * a saved file cut between two of them is found short of a clock. */
 int fts__histfile_save_clocks(const struct fts_calib *const c[FTS__NCLK], int fd,
-			   const struct fts__head *h)
+			      const struct fts__head *h)
 {
 	unsigned held = 0;
 	int rc;
@@ -729,7 +729,7 @@ static int load_block(struct payload *p, uint32_t type, uint32_t len, uint32_t p
 }
 
 int fts__histfile_load_clocks(int fd, unsigned want, struct fts_calib *out[FTS__NCLK],
-		     struct fts__fileinfo *info)
+			      struct fts__fileinfo *info)
 {
 	struct fts__fileinfo fi = { 0 };
 	struct loading ld = { .want = want, .segs_last = -1 };

@@ -102,9 +102,9 @@ int fts__histfile_write_block(int fd, uint32_t type, const void *payload, uint32
  * (32 bytes a sample; 128 a sample of every clock, k[j] clock j's bracket and bit j of
  * steps its step flag; 96 bytes an event). */
 size_t fts__histfile_put_sample(unsigned char *buf, uint64_t before, int64_t ref, uint64_t after,
-		       uint32_t flags);
+				uint32_t flags);
 size_t fts__histfile_put_clksample(unsigned char *buf, const struct fts__cbracket k[FTS__NCLK],
-			  uint32_t steps);
+				   uint32_t steps);
 size_t fts__histfile_put_event(unsigned char *buf, const struct fts__event *e);
 #define FTS__SAMPLE_BYTES 32
 #define FTS__CLKSAMPLE_BYTES (FTS__NCLK * 24 + 8)
@@ -117,7 +117,7 @@ int fts__histfile_save_head(const struct fts_calib *c, int fd, const struct fts_
  * is needed) with header h: a CLKSEGS block a clock. 0 or negative errno (-ENODATA:
  * CLOCK_REALTIME's holds fewer than two samples). */
 int fts__histfile_save_clocks(const struct fts_calib *const c[FTS__NCLK], int fd,
-			   const struct fts__head *h);
+			      const struct fts__head *h);
 /* A history of its own, copied from the state c publishes now, as a saved one is
  * loaded (it takes no samples): what stamps converted with a shared history keep
  * converting with after the reader leaves it. NULL if no whole state could be read. */
@@ -132,7 +132,7 @@ struct fts_calib *fts__histfile_load(int fd, struct fts__fileinfo *info, int *er
  * blocks of clocks not wanted are checked, not built. Every file holds CLOCK_REALTIME's.
  * 0, or a negative errno as fts__histfile_load's (out all NULL). */
 int fts__histfile_load_clocks(int fd, unsigned want, struct fts_calib *out[FTS__NCLK],
-		     struct fts__fileinfo *info);
+			      struct fts__fileinfo *info);
 /* Every clock's history the file at fd holds (fts__histfile_load_clocks). */
 int fts__histfile_load_all_clocks(int fd, struct fts_calib *out[FTS__NCLK]);
 

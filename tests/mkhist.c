@@ -34,8 +34,8 @@ int main(int argc, char **argv)
 	snprintf(e.what, sizeof(e.what), "step\033]0;owned\007\r\x9b" "31m");
 	for (int i = 0; i < 3; i++)
 		n += fts__histfile_put_sample(buf + n, base + 1000000000ull * (unsigned)(i + 1) - 10,
-				     1700000000000000000 + 1000000000ll * (i + 1),
-				     base + 1000000000ull * (unsigned)(i + 1) + 10, 0);
+					      1700000000000000000 + 1000000000ll * (i + 1),
+					      base + 1000000000ull * (unsigned)(i + 1) + 10, 0);
 	fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0 || fts__histfile_write_header(fd, &h) < 0 ||
 	    fts__histfile_write_block(fd, FTS__BLK_SAMPLES, buf, (uint32_t)n) < 0 ||
