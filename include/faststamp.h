@@ -41,10 +41,10 @@
  *     boot, counter and clocksource, its publisher alive (a heartbeat under 1 s old).
  *     The process then takes no thread and no samples, and every process converts a
  *     stamp the history holds to the same ns and bound; or
- *   - its own: three samples 2 ms apart; while conversions keep happening a
- *     background thread adds one every 100 ms and watches for steps of the wall
- *     clock (a timerfd with TFD_TIMER_CANCEL_ON_SET); after 10 s without conversions
- *     the thread exits. When no thread can be started, conversions take its samples
+ *   - its own: three samples 2 ms apart (more on a coarse clock); while conversions
+ *     keep happening a background thread adds one every 100 ms and watches for steps
+ *     of the wall clock (a timerfd with TFD_TIMER_CANCEL_ON_SET); after 10 s without
+ *     conversions the thread exits. When no thread can be started, conversions take its samples
  *     (at most one per 100 ms) and retry the thread after 1 s, 2 s, ... up to 64 s.
  *   A process leaves the shared history when its publisher stops, its heartbeat goes
  *   stale or it cannot be read, keeping a copy of it: stamps converted with it before
@@ -331,6 +331,11 @@ struct fts_info {
 	int64_t mono_offset_ns;  /* CLOCK_MONOTONIC: moved by every set of the wall clock */
 	int64_t boot_offset_ns;  /* CLOCK_BOOTTIME: that, plus the time spent suspended */
 	int64_t raw_offset_ns;   /* CLOCK_MONOTONIC_RAW: drifts at NTP's correction */
+	/* How coarsely the kernel's clocks move, found at the first calibration: on a
+	 * coarse clocksource (acpi_pm) a read returns what the clock was at its last step,
+	 * so every read's bracket begins this much earlier (THE MODEL, rule 1). 0: finer
+	 * than 8 ns, moving with the counter, or not yet known. */
+	int64_t clock_res_ns;
 };
 
 /* The least info->size fts_get_info() accepts: the fields up to env_ignored. */
@@ -377,7 +382,11 @@ FTS__API int fts_get_info(struct fts_info *info);
  *   src/history.c and src/convert.c (15); rule 12, the process clock's line, is
  *   src/convert.c and src/clock.c's, tested in tests/test_faults.c:
  *   1  a sample read ref_ns somewhere within its bracket: at the bracket's middle the
- *      reading is ref_ns within half the bracket at the fastest rate, plus 1 ns;
+ *      reading is ref_ns within half the bracket at the fastest rate, plus 1 ns. (The
+ *      process clock's reads: a clock computed from a coarse clocksource, acpi_pm's
+ *      279 ns steps, returns what it was at its last step, up to one resolution
+ *      before the read; each bracket it gives begins that much earlier, the
+ *      resolution found from the reads at the first calibration, src/resolution.c);
  *   2  an interval's rate is measured between the middles, its noise from both
  *      brackets and the 1 ns readings;
  *   3  an interval holds a step when its rate lies outside the rates of the

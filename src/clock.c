@@ -74,10 +74,14 @@
 #include "attach.h"
 #include "freq.h"
 #include "now.h"
+#include "resolution.h"
 #include "sysfs.h"
 #include "warp.h"
 
-#define FIRST_GAP_NS 2000000          /* between the first three samples */
+#define FIRST_GAP_NS 2000000          /* between the first three samples, */
+#define FIRST_GAP_PER_RES 20000       /* at least this many resolutions of the clock (a
+				       * coarse clock's reads widen each bracket by one:
+				       * at most 100 ppm more noise over two gaps) */
 #define SAMPLER_PERIOD_NS 100000000   /* background sampler period */
 #define SAMPLER_IDLE_ROUNDS 100       /* 10 s without conversions: the thread exits */
 #define SAMPLE_TRIES 5                /* keep the narrowest of this many brackets */
@@ -118,6 +122,9 @@ struct proof {
 struct clock_cold {
 	struct judged judged;
 	struct proof proof;
+	int64_t res_ns;                /* the clock's resolution (resolution.c), 0: fine or
+					* not yet probed; hot.res_ticks the same in ticks */
+	int res_probed;
 	int64_t retry_at, retry_gap;   /* sampler thread start backoff, CLOCK_MONOTONIC ns;
 					* also forgotten in a fork's child */
 };
@@ -255,6 +262,7 @@ static void reset_locked(enum reset what)
 		if (pc_hist(k))
 			fts__calib_reset(pc_hist(k));
 	__atomic_store_n(&pc->hot.period_ticks, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&pc->hot.res_ticks, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&pc->hot.taken, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&pc->hot.faulted, 0, __ATOMIC_RELAXED);   /* a new source starts healthy, */
 	proof_reset();   /* and unproven */
@@ -477,7 +485,17 @@ static void move_next(void)
 	pthread_mutex_unlock(&pc->lock);
 }
 
-/* The narrowest of tries brackets of clock k by the counter. 0 or a negative errno. */
+/* Rule 1 on a coarse clock: what a read returns the clock held since its last tick, up
+ * to a resolution before the read. The bracket begins that much earlier. */
+static inline uint64_t res_widen(uint64_t b)
+{
+	uint64_t q = __atomic_load_n(&pc->hot.res_ticks, __ATOMIC_RELAXED);
+
+	return b > q ? b - q : 0;
+}
+
+/* The narrowest of tries brackets of clock k by the counter (res_widen). 0 or a
+ * negative errno. */
 static int bracket_clock(int k, int tries, struct fts__cbracket *out)
 {
 	const struct fts__source *src = &pc->hot.src;
@@ -495,7 +513,10 @@ static int bracket_clock(int k, int tries, struct fts__cbracket *out)
 			got = 1;
 		}
 	}
-	return got ? 0 : rc < 0 ? rc : -EAGAIN;
+	if (!got)
+		return rc < 0 ? rc : -EAGAIN;
+	out->b = res_widen(out->b);
+	return 0;
 }
 
 static int take(struct fts__psample *s)
@@ -874,6 +895,29 @@ static void start_thread_locked(void)
 	}
 }
 
+/* With lock held: the clocks' resolution, once a source (resolution.c). All the
+ * kernel's clocks are computed from one clocksource: CLOCK_REALTIME's tells. */
+static void probe_resolution_locked(void)
+{
+	const struct fts__source *src = &pc->hot.src;
+	uint64_t ticks;
+
+	if (pc->of.res_probed)
+		return;
+	pc->of.res_probed = 1;
+	pc->of.res_ns = fts__res_probe(src->counter, src->realtime, src->ctx, &ticks);
+	__atomic_store_n(&pc->hot.res_ticks, ticks, __ATOMIC_RELAXED);
+}
+
+/* The first samples' spacing: FIRST_GAP_NS, longer on a coarse clock, never past the
+ * sampler's period. */
+static int64_t first_gap_ns(void)
+{
+	int64_t g = pc->of.res_ns * FIRST_GAP_PER_RES;
+
+	return g < FIRST_GAP_NS ? FIRST_GAP_NS : g > SAMPLER_PERIOD_NS ? SAMPLER_PERIOD_NS : g;
+}
+
 /* With lock held: make sure the history has three samples and the sampler runs. */
 static int start_locked(void)
 {
@@ -887,15 +931,16 @@ static int start_locked(void)
 	/* Before conversions rely on a counter the kernel does not keep time with: the
 	 * warp test (not fatal: new stamps then use the clock until it runs) */
 	prove_locked();
+	probe_resolution_locked();
 	/* Three samples: two intervals, so that each has a neighbour to give the rate. */
 	while (fts_calib_count(realtime_hist()) < 3) {
 		if (fts_calib_count(realtime_hist())) {
 			if (src->sleep) {
-				src->sleep(src->ctx, FIRST_GAP_NS);
+				src->sleep(src->ctx, first_gap_ns());
 			} else {
 				int64_t now;
 				if (fts__now(CLOCK_MONOTONIC, &now) == 0)
-					fts__sleep_until(now + FIRST_GAP_NS);
+					fts__sleep_until(now + first_gap_ns());
 			}
 		}
 		if ((rc = sample_locked(NULL)) < 0)
@@ -931,8 +976,10 @@ static int attach_locked(void)
 	int was = fts__attach_in_use(&pc->hot.attach);
 	int now = fts__attach_locked(&pc->hot.attach, &pc->attach, own_history(), &attach_clock);
 
-	if (now && !was)
+	if (now && !was) {
 		view_changed();
+		probe_resolution_locked();   /* for the bridge's reads (read_line) */
+	}
 	return now;
 }
 
@@ -1031,6 +1078,7 @@ FTS__HOT static int read_line(int k, const struct fts__line *tail, struct fts__l
 	}
 	if (a < b)
 		return -1;
+	b = res_widen(b);
 	*m = *tail;
 	m->c0 = m->c1 = b + (a - b) / 2;
 	m->r0 = rt;
@@ -1188,7 +1236,7 @@ int fts__clock_tap_start(struct fts__head *h)
 		if (i) {
 			int64_t now;
 			if (fts__now(CLOCK_MONOTONIC, &now) == 0)
-				fts__sleep_until(now + FIRST_GAP_NS);
+				fts__sleep_until(now + first_gap_ns());
 		}
 		uint64_t before = pc_taken();
 		if ((rc = start_locked()) == 0 && pc_taken() == before)
@@ -1255,6 +1303,7 @@ void fts__clock_state(struct fts__clock_state *st)
 	proof_reset_once();
 	snprintf(st->proof, sizeof(st->proof), "%s", pc->of.proof.text);
 	st->skew_ns = fts__clock_skew_ns();
+	st->res_ns = pc->of.res_ns;
 	st->period_ns = pc->period_ns;
 	fts__attach_state(&pc->hot.attach, st->proof, sizeof(st->proof), &st->period_ns);
 	pthread_mutex_unlock(&pc->lock);
