@@ -45,6 +45,8 @@ enum {
 #define FTS__EVENTS_HEAD_BYTES 16
 #define FTS__PACKED_BYTES(nf) (12 + 8 * (size_t)(nf))   /* a record in EVENTS_PACKED */
 #define FTS__TRACE_END_BYTES 24
+/* The size of struct fts_trace_stats before it grew (0.3): still taken. */
+#define FTS__TRACE_STATS_V1 offsetof(struct fts_trace_stats, damaged)
 
 /* An EVENTS_COMPACT block: tid (4), count (4), dropped (8), then count records, each
  *   byte 0      nfields (bits 0-2), kind (bits 3-4), how the type is given (bits 5-6:

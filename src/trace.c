@@ -432,10 +432,14 @@ int fts_trace_drain(void)
 
 int fts_trace_stats(struct fts_trace_stats *st)
 {
-	if (!st || st->size < sizeof(*st))
+	size_t size;
+
+	if (!st || st->size < FTS__TRACE_STATS_V1)
 		return fts__fail(EINVAL);
+	size = st->size < sizeof(*st) ? st->size : sizeof(*st);   /* an older, shorter one */
 	pthread_mutex_lock(&trace_lock);
-	*st = tr.st;
+	memcpy(st, &tr.st, size);
 	pthread_mutex_unlock(&trace_lock);
+	st->size = size;
 	return 0;
 }

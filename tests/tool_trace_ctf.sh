@@ -53,6 +53,18 @@ done
 # the directory must be new: nothing is written over
 "$tool" trace "$work/t.fts" --format ctf --out "$work/ctf-realtime" > /dev/null 2> "$work/err" &&
   fail "ctf into an existing directory"
-grep -q 'File exists' "$work/err" || fail "existing directory: $(cat "$work/err")"
+grep -q 'exists (--force' "$work/err" || fail "existing directory: $(cat "$work/err")"
+# --force: a directory of a CTF trace alone is emptied and written; one with other files,
+# or a file, is left alone
+"$tool" trace "$work/t.fts" --format ctf --out "$work/ctf-realtime" --force 2> "$work/err" ||
+  fail "ctf --force: $(cat "$work/err")"
+[ -f "$work/ctf-realtime/metadata" ] || fail "ctf --force: no metadata"
+echo mine > "$work/ctf-realtime/notes"
+"$tool" trace "$work/t.fts" --format ctf --out "$work/ctf-realtime" --force > /dev/null 2> "$work/err" &&
+  fail "ctf --force into a directory of other files"
+[ -f "$work/ctf-realtime/notes" ] && [ -f "$work/ctf-realtime/metadata" ] || fail "ctf --force removed files"
+"$tool" trace "$work/t.fts" --format ctf --out "$work/t.fts" --force > /dev/null 2> "$work/err" &&
+  fail "ctf --out the trace itself"
+grep -q 'the trace itself' "$work/err" || fail "ctf --out the trace: $(cat "$work/err")"
 "$tool" trace "$work/t.fts" --format ctf > /dev/null 2> "$work/err"; [ $? -eq 2 ] || fail "ctf without --out"
 echo "ok: 3000 events on $clocks, babeltrace2 agrees to the ns"

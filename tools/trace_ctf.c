@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -157,14 +158,47 @@ static int by_tid(const void *a, const void *b)
 	return x->ns < y->ns ? -1 : x->ns > y->ns ? 1 : (x < y ? -1 : x > y);
 }
 
+/* A directory that exists, given with --force: emptied of a CTF trace (metadata,
+ * stream_*) if that is all it holds; anything else in it, and it is left alone. 0 or
+ * negative errno (-ENOTEMPTY: other files). */
+static int empty_ctf_dir(const char *dir)
+{
+	char path[4096];
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+	int rc = 0, pass;
+
+	if (!dp)
+		return -errno;
+	for (pass = 0; pass < 2 && !rc; pass++, rewinddir(dp))
+		while ((d = readdir(dp)) && !rc) {
+			if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+				continue;
+			if (strcmp(d->d_name, "metadata") && strncmp(d->d_name, "stream_", 7))
+				rc = -ENOTEMPTY;   /* not a CTF trace of ours: nothing removed */
+			else if (pass == 1 && (snprintf(path, sizeof(path), "%s/%s", dir, d->d_name),
+					       unlink(path) < 0))
+				rc = -errno;
+		}
+	closedir(dp);
+	return rc;
+}
+
 int fts_tool_trace_ctf(const char *dir, struct fts_trace_event **ev, size_t n,
-		       const char *clock, int absolute, int pid, uint64_t dropped)
+		       const char *clock, int absolute, int pid, uint64_t dropped, int force)
 {
 	char path[4096];
 	FILE *f;
 	int rc;
 
-	if (mkdir(dir, 0755) < 0) {
+	if (force && (rc = empty_ctf_dir(dir)) != -ENOENT) {
+		if (rc < 0) {
+			fprintf(stderr, "faststamp trace: %s: %s\n", FTS_TOOL_CLEAN(dir),
+				rc == -ENOTEMPTY ? "holds files of no CTF trace: not replaced"
+						 : strerror(-rc));
+			return -1;
+		}
+	} else if (mkdir(dir, 0755) < 0) {
 		fprintf(stderr, "faststamp trace: %s: %s (a new directory for the CTF trace)\n",
 			FTS_TOOL_CLEAN(dir), strerror(errno));
 		return -1;
