@@ -696,7 +696,8 @@ enum { FTS_EVENT_INSTANT = 0, FTS_EVENT_BEGIN = 1, FTS_EVENT_END = 2 };
  * samples taken 2 ms apart into it, so that every stamp from now on converts from the
  * file alone; the drain thread is started. Records left in rings from before (an event
  * that raced the previous fts_trace_stop) are discarded.
- * Returns 0, or -1 with errno: EINVAL (path NULL or empty), EBUSY (a trace runs: stop
+ * Returns 0, or -1 with errno: EINVAL (path NULL or empty, or FASTSTAMP_EVENT_RING set
+ * to no power of two from 64 to 2^24: no file made), EBUSY (a trace runs: stop
  * it first), the errors of open(2) and write(2) (the file is then removed), EAGAIN
  * (no thread could be started), or fts_clock_start()'s. Cost: ~10-20 ms (the counter's
  * frequency, the samples). Thread-safe, not async-signal-safe. */
@@ -707,8 +708,9 @@ FTS__API int fts_trace_start(const char *path);
  * its size, until it exits): a power of two from 64 to 2^24, 48 bytes each (default
  * 16384: 768 KiB, 0.8 ms of 20 M events a second). A ring must outlast the longest
  * time the drain may wait for a CPU, at the thread's rate (docs/events.md says what a
- * virtual machine needed). FASTSTAMP_EVENT_RING, when set,
- * is read at each fts_trace_start() and wins over a call made before it.
+ * virtual machine needed). FASTSTAMP_EVENT_RING, when set (not empty),
+ * is read at each fts_trace_start() and wins over a call made before it; a value that
+ * is no such power of two makes fts_trace_start() fail with EINVAL.
  * Returns 0, or -1 with errno EINVAL (not such a power of two: nothing changed).
  * Thread-safe. */
 FTS__API int fts_event_ring_size(size_t records);

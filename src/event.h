@@ -133,8 +133,9 @@ void fts__rings_release(const struct fts__ring_batch *b, size_t n);
 void fts__rings_reset(void);
 /* Events the hot path dropped without a ring (no memory), since the last reset. */
 uint64_t fts__rings_orphan_drops(void);
-/* The ring size in records for rings made from now on (FASTSTAMP_EVENT_RING). */
-void fts__rings_configure(void);
+/* The ring size in records for rings made from now on (FASTSTAMP_EVENT_RING): 0, or
+ * -EINVAL (set, not empty, and not a power of two from 64 to 2^24: nothing changed). */
+int fts__rings_configure(void);
 size_t fts__rings_size(void);
 /* The drain's wake-up: the futex word writers bump when their ring is half full, and
  * whether the drain sleeps on it. */

@@ -338,7 +338,10 @@ int fts_trace_start(const char *path)
 		pthread_mutex_unlock(&trace_lock);
 		return fts__fail(EBUSY);
 	}
-	fts__rings_configure();
+	if ((rc = -fts__rings_configure()) != 0) {
+		pthread_mutex_unlock(&trace_lock);
+		return fts__fail(rc);
+	}
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
 		rc = errno;
 		pthread_mutex_unlock(&trace_lock);

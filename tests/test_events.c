@@ -795,6 +795,21 @@ static void ring_size_set_by_call(void **state)
 	unsetenv("FASTSTAMP_EVENT_RING");
 	assert_int_equal(trace_ring_records(path), 256);
 	unlink(path);
+	/* a value that is no such size is refused, not passed over: no file; empty is unset */
+	static const char *const badenv[] = { "100", "abc", "0", "32", "33554432", "256x", "-256", " 256" };
+	for (size_t i = 0; i < sizeof(badenv) / sizeof(badenv[0]); i++) {
+		setenv("FASTSTAMP_EVENT_RING", badenv[i], 1);
+		errno = 0;
+		if (fts_trace_start(path) != -1 || errno != EINVAL || access(path, F_OK) == 0)
+			fail_msg("FASTSTAMP_EVENT_RING=\"%s\": not refused with EINVAL", badenv[i]);
+	}
+	setenv("FASTSTAMP_EVENT_RING", "", 1);
+	assert_int_equal(fts_event_ring_size(128), 0);
+	assert_int_equal(fts_trace_start(path), 0);
+	assert_int_equal(fts_trace_stop(), 0);
+	unsetenv("FASTSTAMP_EVENT_RING");
+	assert_int_equal(trace_ring_records(path), 128);
+	unlink(path);
 }
 
 /* A burst of 30,000 events in a ring of 65,536, taken in one round (the drain thread
