@@ -81,6 +81,11 @@ done
 "$tool" trace "$work/t.fts" --clock utc > /dev/null 2> "$work/err"; [ $? -eq 2 ] || fail "--clock utc"
 grep -q "unknown --clock 'utc'" "$work/err" || fail "--clock utc: $(cat "$work/err")"
 "$tool" trace "$work/t.fts" --format xml > /dev/null 2> "$work/err"; [ $? -eq 2 ] || fail "--format xml"
+# the error, the synopsis and where the rest is: not the whole usage
+[ "$(head -1 "$work/err")" = "faststamp trace: unknown --format 'xml' (text, json or ctf)" ] &&
+  [ "$(sed -n 2p "$work/err")" = "usage: faststamp trace FILE [--clock realtime|tai|monotonic|boottime|raw]" ] &&
+  [ "$(tail -1 "$work/err")" = "Try 'faststamp trace --help' for more." ] &&
+  [ "$(wc -l < "$work/err")" -eq 4 ] || fail "--format xml: $(cat "$work/err")"
 # not a trace, and a damaged one: exit 1 with the reason
 "$tool" trace /etc/hostname > /dev/null 2> "$work/err"; [ $? -eq 1 ] || fail "not a trace: not exit 1"
 "$tool" trace "$work/nothing" > /dev/null 2> "$work/err"; [ $? -eq 1 ] || fail "no file: not exit 1"
