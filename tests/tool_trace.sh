@@ -168,18 +168,19 @@ for v in v1 v2; do
   "$tool" trace "$data/trace-$v.fts" --clock monotonic --format json |
     cmp -s - "$data/trace-$v-monotonic.json" || fail "trace-$v.fts: not the JSON of trace-$v-monotonic.json"
 done
-# fts_span_end with no begin (trace-unpaired.fts: an end alone, a span, a begin alone):
+# fts_span_end with no begin (trace-unpaired.fts: an end alone, an instant of no field
+# and one of its type's field not given, a span, a begin alone):
 # written, and marked where it is read
 "$tool" trace "$data/trace-unpaired.fts" > "$work/unpaired.txt" 2> "$work/err" ||
   fail "trace-unpaired.fts exited $?: $(cat "$work/err")"
 [ "$(awk '{ print $4, $5, $6 }' "$work/unpaired.txt" | tr '\n' ';')" = \
-  "request end-unpaired id=7;tick instant ;request begin id=8;request end id=8;request begin id=9;" ] ||
+  "request end-unpaired id=7;tick instant ;request instant ;request begin id=8;request end id=8;request begin id=9;" ] ||
   fail "unpaired end: $(cat "$work/unpaired.txt")"
 "$tool" trace "$data/trace-unpaired.fts" --format json | python3 -c '
 import json, sys
 ev = json.load(sys.stdin)["traceEvents"]
 got = [(e["ph"], e.get("cat"), e["args"].get("id")) for e in ev if e["name"] == "request"]
-assert got == [("E", "unpaired", 7), ("X", None, 8), ("B", None, 9)], got' ||
+assert got == [("E", "unpaired", 7), ("i", None, None), ("X", None, 8), ("B", None, 9)], got' ||
   fail "unpaired end in the JSON"
 # bench --trace-load: every event produced is written or dropped, none otherwise
 # (whether the drain keeps up is the machine's: exit 0 or 1, said either way)

@@ -50,6 +50,14 @@ if bt != text or sum(text.values()) != 3000:
     sys.exit(1)
 PY
 done
+# one rule with the text: a field not given is absent, not 0 (trace-unpaired.fts: an
+# instant of request, whose type has id, given none)
+"$tool" trace "$(dirname "$0")/data/trace-unpaired.fts" --format ctf --out "$work/ctf-unpaired" 2> "$work/err" ||
+  fail "ctf of trace-unpaired.fts: $(cat "$work/err")"
+babeltrace2 "$work/ctf-unpaired" > "$work/unpaired.bt" 2> "$work/err" || fail "babeltrace2: $(cat "$work/err")"
+[ "$(sed -n 's/.*request: { tid = [0-9]*, kind = ( "\([a-z]*\)".*bound_ns = [0-9]* }\(.*\)$/\1\2/p' "$work/unpaired.bt" | tr '\n' ';')" = \
+  "end, { id = 7 };instant, { };begin, { id = 8 };end, { id = 8 };begin, { id = 9 };" ] ||
+  fail "ctf fields not as the text's: $(cat "$work/unpaired.bt")"
 # the directory must be new: nothing is written over
 "$tool" trace "$work/t.fts" --format ctf --out "$work/ctf-realtime" > /dev/null 2> "$work/err" &&
   fail "ctf into an existing directory"

@@ -48,12 +48,17 @@ static void set64(struct buf *b, size_t at, uint64_t v)
 		b->p[at + (size_t)i] = (unsigned char)(v >> 8 * i);
 }
 
-/* The metadata: one event class a type seen (its fields with a leading underscore,
- * which CTF readers drop, so that no field name is taken for a TSDL keyword). */
+/* An event's class: its type and the fields it was given (the first nfields of its
+ * type's), so that a field not given is absent, as in the text and the JSON. */
+#define CLASS(e) ((e)->type * (FTS_EVENT_MAX_FIELDS + 1) + (int)(e)->nfields)
+
+/* The metadata: one event class a type and field count seen (its fields with a leading
+ * underscore, which CTF readers drop, so that no field name is taken for a TSDL
+ * keyword). */
 static int write_metadata(FILE *f, struct fts_trace_event *const *ev, size_t n,
 			  const char *clock, int absolute, int pid)
 {
-	unsigned char seen[FTS_EVENT_TYPES_MAX] = { 0 };
+	unsigned char seen[FTS_EVENT_TYPES_MAX * (FTS_EVENT_MAX_FIELDS + 1)] = { 0 };
 
 	fprintf(f, "/* CTF 1.8 */\n\n"
 		"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
@@ -80,13 +85,13 @@ static int write_metadata(FILE *f, struct fts_trace_event *const *ev, size_t n,
 		pid, clock, absolute ? "true" : "false", clock);
 	for (size_t i = 0; i < n; i++) {
 		const struct fts_trace_event *e = ev[i];
-		if (seen[e->type])
+		if (seen[CLASS(e)])
 			continue;
-		seen[e->type] = 1;
+		seen[CLASS(e)] = 1;
 		/* names hold no '"' or '\' (fts_event_define) */
 		fprintf(f, "\nevent {\n\tname = \"%s\";\n\tid = %d;\n\tstream_id = 0;\n"
-			"\tfields := struct {\n", e->name, e->type);
-		for (unsigned k = 0; k < FTS_EVENT_MAX_FIELDS && e->field_names[k]; k++)
+			"\tfields := struct {\n", e->name, CLASS(e));
+		for (unsigned k = 0; k < e->nfields && e->field_names[k]; k++)
 			fprintf(f, "\t\tuint64_t _%s;\n", e->field_names[k]);
 		fprintf(f, "\t};\n};\n");
 	}
@@ -111,15 +116,15 @@ static int write_stream(const char *dir, uint32_t tid, struct fts_trace_event *c
 	for (size_t i = 0; i < n; i++) {
 		const struct fts_trace_event *e = ev[i];
 		unsigned nf = 0;
-		while (nf < FTS_EVENT_MAX_FIELDS && e->field_names[nf])
+		while (nf < e->nfields && e->field_names[nf])
 			nf++;
-		put(&b, (uint64_t)e->type, 4);
+		put(&b, (uint64_t)CLASS(e), 4);
 		put(&b, (uint64_t)e->ns, 8);
 		put(&b, e->tid, 4);
 		put(&b, (uint64_t)e->kind, 1);
 		put(&b, (uint64_t)e->err_ns, 8);
 		for (unsigned k = 0; k < nf; k++)
-			put(&b, e->fields[k], 8);   /* a field not given is 0 */
+			put(&b, e->fields[k], 8);   /* those given: its class's */
 	}
 	if (b.failed) {
 		free(b.p);
