@@ -75,14 +75,74 @@ if js != text:
     print("only in json:", list((js - text).items())[:5])
     sys.exit(1)
 PY
+  # Perfetto's protobuf: every event at its ns (a whole uint64), on the clock named in
+  # the snapshot, on its thread's track, its fields as annotations
+  [ $clock = tai ] && continue
+  "$tool" trace "$work/t.fts" --clock $clock --format perfetto --out "$work/$clock.pftrace" 2> "$work/err" ||
+    fail "trace --format perfetto exited $?: $(cat "$work/err")"
+  python3 - "$work/$clock.txt" "$work/$clock.pftrace" $clock << 'PY' || fail "$clock: the Perfetto trace and the text differ"
+import sys
+from collections import Counter
+def fields(b):
+    """A protobuf message's fields: {number: [value, ...]} (varints and byte strings)."""
+    out, i = {}, 0
+    def varint():
+        nonlocal i
+        v = s = 0
+        while True:
+            c = b[i]; i += 1
+            v |= (c & 0x7f) << s; s += 7
+            if not c & 0x80:
+                return v
+    while i < len(b):
+        key = varint()
+        if key & 7 == 0:
+            val = varint()
+        elif key & 7 == 2:
+            n = varint(); val = b[i:i + n]; i += n
+        else:
+            raise ValueError("wire type %d" % (key & 7))
+        out.setdefault(key >> 3, []).append(val)
+    return out
+ids = {"realtime": 1, "monotonic": 3, "raw": 5, "boottime": 6}
+clock = ids[sys.argv[3]]
+text = Counter()
+for line in open(sys.argv[1]):
+    w = line.split()
+    sec, frac = w[0].split('.')
+    text[(w[3], w[4], int(w[2]), int(sec) * 10**9 + int(frac), tuple(sorted(w[5:])))] += 1
+packets = [fields(p) for p in fields(open(sys.argv[2], "rb").read())[1]]
+snap = fields(packets[0][6][0])
+assert fields(snap[1][0])[1] == [clock] and snap[2] == [clock], snap
+threads, pf = {}, Counter()
+for p in packets[1:]:
+    assert p[10] == [1], p
+    if 60 in p:
+        d = fields(p[60][0])
+        if 4 in d:
+            threads[d[1][0]] = fields(d[4][0])[2][0]
+        continue
+    e = fields(p[11][0])
+    assert p[58] == [clock], p
+    args = tuple(sorted("%s=%d" % (fields(a)[10][0].decode(), fields(a)[3][0]) for a in e.get(4, [])))
+    kind = {1: "begin", 2: "end", 3: "instant"}[e[9][0]]
+    pf[(e[23][0].decode(), kind, threads[e[11][0]], p[8][0], args)] += 1
+if pf != text:
+    print("only in text:", list((text - pf).items())[:5])
+    print("only in perfetto:", list((pf - text).items())[:5])
+    sys.exit(1)
+PY
 done
+"$tool" trace "$work/t.fts" --clock tai --format perfetto --out "$work/tai.pftrace" > /dev/null 2>&1
+[ $? -eq 2 ] || fail "perfetto on TAI: not a usage error"
+"$tool" trace "$work/t.fts" --format perfetto > /dev/null 2>&1; [ $? -eq 2 ] || fail "perfetto without --out"
 # usage errors exit 2 and say why
 "$tool" trace > /dev/null 2> "$work/err"; [ $? -eq 2 ] || fail "no file: not exit 2"
 "$tool" trace "$work/t.fts" --clock utc > /dev/null 2> "$work/err"; [ $? -eq 2 ] || fail "--clock utc"
 grep -q "unknown --clock 'utc'" "$work/err" || fail "--clock utc: $(cat "$work/err")"
 "$tool" trace "$work/t.fts" --format xml > /dev/null 2> "$work/err"; [ $? -eq 2 ] || fail "--format xml"
 # the error, the synopsis and where the rest is: not the whole usage
-[ "$(head -1 "$work/err")" = "faststamp trace: unknown --format 'xml' (text, json or ctf)" ] &&
+[ "$(head -1 "$work/err")" = "faststamp trace: unknown --format 'xml' (text, json, ctf or perfetto)" ] &&
   [ "$(sed -n 2p "$work/err")" = "usage: faststamp trace FILE [--clock realtime|tai|monotonic|boottime|raw]" ] &&
   [ "$(tail -1 "$work/err")" = "Try 'faststamp trace --help' for more." ] &&
   [ "$(wc -l < "$work/err")" -eq 4 ] || fail "--format xml: $(cat "$work/err")"

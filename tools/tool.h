@@ -31,6 +31,12 @@ int fts_tool_trace(int argc, char **argv);
 struct fts_trace_event;
 int fts_tool_trace_ctf(const char *dir, struct fts_trace_event **ev, size_t n,
 		       const char *clock, int absolute, int pid, uint64_t dropped, int force);
+/* `faststamp trace --format perfetto`: events (in time order) into o as Perfetto's
+ * protobuf trace, timestamps in ns on the builtin clock clock_id (Perfetto's
+ * BuiltinClock: 1 REALTIME, 3 MONOTONIC, 5 MONOTONIC_RAW, 6 BOOTTIME). 0, or -1 (no
+ * memory, or a write failed). */
+int fts_tool_trace_perfetto(FILE *o, struct fts_trace_event *const *ev, size_t n,
+			    unsigned clock_id, int pid);
 
 /* Helpers (util.c). */
 int64_t fts_tool_now(clockid_t id);

@@ -13,7 +13,7 @@
 
 static const char usage[] =
 	"usage: faststamp trace FILE [--clock realtime|tai|monotonic|boottime|raw]\n"
-	"                       [--format text|json|ctf] [--out PATH [--force]]\n"
+	"                       [--format text|json|ctf|perfetto] [--out PATH [--force]]\n"
 	"  Print the events of a trace file (fts_trace_start), each at what the clock read\n"
 	"  when it was stored, from the history the file holds.\n"
 	"  --clock C    CLOCK_REALTIME (the default), CLOCK_TAI, CLOCK_MONOTONIC,\n"
@@ -26,7 +26,9 @@ static const char usage[] =
 	"               second on the clock, so that a double holds every ns; a span as\n"
 	"               one event of ph X, or B/E when its other end is not in the file);\n"
 	"               ctf: a CTF 1.8 trace (babeltrace2, Trace Compass) in the new\n"
-	"               directory --out: ns on the clock, a stream a thread\n"
+	"               directory --out: ns on the clock, a stream a thread; perfetto:\n"
+	"               Perfetto's own protobuf trace in the file --out, ns on the clock\n"
+	"               (no TAI), a track a thread, fields as debug annotations\n"
 	"  --out PATH   write there (default: standard output; ctf: required); never the\n"
 	"               trace itself, and not a file or directory that exists unless\n"
 	"  --force      is given (a CTF directory is then emptied of its trace first)\n"
@@ -135,7 +137,7 @@ static int out_allowed(const char *in, const char *out, int force, int ctf)
 int fts_tool_trace(int argc, char **argv)
 {
 	const char *path = NULL, *out = NULL;
-	int clk = 0, json = 0, ctf = 0, bad = 0, rc, force = 0;
+	int clk = 0, json = 0, ctf = 0, perfetto = 0, bad = 0, rc, force = 0;
 	size_t counters = 0;
 	struct fts_trace *t;
 	struct fts_trace_stats st = { .size = sizeof(st) };
@@ -164,9 +166,11 @@ int fts_tool_trace(int argc, char **argv)
 				json = 1;
 			else if (!strcmp(val, "ctf"))
 				ctf = 1;
+			else if (!strcmp(val, "perfetto"))
+				perfetto = 1;
 			else if (strcmp(val, "text"))
-				return fts_tool_usage_error("trace", usage,
-							    "unknown --format '%s' (text, json or ctf)", val);
+				return fts_tool_usage_error("trace", usage, "unknown --format '%s' "
+							    "(text, json, ctf or perfetto)", val);
 			break;
 		case OPT_OUT:
 			out = val;
@@ -191,6 +195,12 @@ int fts_tool_trace(int argc, char **argv)
 		return fts_tool_usage_error("trace", usage, "%s", "a trace FILE is required");
 	if (ctf && !out)
 		return fts_tool_usage_error("trace", usage, "%s", "--format ctf needs --out DIR");
+	if (perfetto && !out)
+		return fts_tool_usage_error("trace", usage, "%s", "--format perfetto needs --out FILE");
+	/* Perfetto's clocks: REALTIME 1, MONOTONIC 3, MONOTONIC_RAW 5, BOOTTIME 6; no TAI */
+	if (perfetto && clk == 1)
+		return fts_tool_usage_error("trace", usage, "%s", "--format perfetto has no TAI clock "
+					    "(realtime, monotonic, boottime or raw)");
 	if (force && !out)
 		return fts_tool_usage_error("trace", usage, "%s", "--force goes with --out");
 	if (out && !out_allowed(path, out, force, ctf))
@@ -244,7 +254,7 @@ int fts_tool_trace(int argc, char **argv)
 			/* no history to give a time: text prints the counter, in the file's order */
 			counters++;
 			bad = 1;
-			if (!json && !ctf) {
+			if (!json && !ctf && !perfetto) {
 				v[n].counter = 1;
 				v[n].seq = n;
 				n++;
@@ -281,7 +291,7 @@ int fts_tool_trace(int argc, char **argv)
 	if (counters)
 		fprintf(stderr, "faststamp trace: %s: the file's history was in a damaged block: "
 			"%zu events have no time on %s; %s\n", FTS_TOOL_CLEAN(path), counters,
-			fts_tool_clock_name[clk], json || ctf ? "left out (the text format prints "
+			fts_tool_clock_name[clk], json || ctf || perfetto ? "left out (the text format prints "
 			"their counters)" : "each printed with its counter (counter:0x...)");
 	if (ctf) {
 		struct fts_trace_event **p = malloc((n ? n : 1) * sizeof(*p));
@@ -299,7 +309,19 @@ int fts_tool_trace(int argc, char **argv)
 		bad = 1;
 		o = NULL;
 	}
-	if (o && json) {
+	if (o && perfetto) {
+		static const unsigned ids[FTS_TOOL_NCLK] = { 1, 0, 3, 6, 5 };
+		struct fts_trace_event **p = malloc((n ? n : 1) * sizeof(*p));
+		qsort(v, n, sizeof(*v), by_time);
+		for (size_t i = 0; p && i < n; i++)
+			p[i] = &v[i].e;
+		if (!p || fts_tool_trace_perfetto(o, p, n, ids[clk], fts_trace_pid(t)) < 0) {
+			fprintf(stderr, "faststamp trace: %s: %s\n", FTS_TOOL_CLEAN(out),
+				p ? strerror(errno) : strerror(ENOMEM));
+			bad = 1;
+		}
+		free(p);
+	} else if (o && json) {
 		int first = 1;
 		/* times from a whole second before the first event: a double holds every ns of
 		 * 52 days from there, where it holds a quarter of a us on REALTIME's scale */
