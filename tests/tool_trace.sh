@@ -208,7 +208,15 @@ if [ -z "$generic" ]; then
   [ "$(grep -c '^counter:0x[0-9a-f]* +-? ' "$work/head.txt")" -eq 5000 ] || fail "damaged header: $(head -3 "$work/head.txt")"
 fi
 # a trace cut before its first event and never stopped: said, exit 1
-head -c 1000 "$work/t.fts" > "$work/early.fts"
+first=$(python3 -c '
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+at = 16
+while struct.unpack_from("<I", b, at + 4)[0] != 0x80000015:
+    n = struct.unpack_from("<I", b, at + 8)[0]
+    at += 24 + n + (8 - n % 8) % 8
+print(at + 30)' "$work/t.fts")
+head -c $first "$work/t.fts" > "$work/early.fts"   # inside the first events block
 "$tool" trace "$work/early.fts" > "$work/early.txt" 2> "$work/err"; [ $? -eq 1 ] || fail "no event, not stopped: not exit 1"
 grep -q 'no event in it' "$work/err" || fail "no event, not stopped: $(cat "$work/err")"
 # cut short (a killed writer): every whole block, and a note
