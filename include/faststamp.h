@@ -857,7 +857,8 @@ struct fts_trace;
  * another clock), EBADMSG (not a trace: no trace's file header, or a file that holds
  * what no writer writes under right checksums; or a history of an older format without
  * that clock), ENODATA (empty, or cut before its first whole block), EISDIR (a
- * directory), ENOMEM, or open(2)'s. Cost: a read of the file's history, and, when the
+ * directory), ESPIPE (a pipe: a trace is read from a file it can seek in), ENOMEM, or
+ * open(2)'s. Cost: a read of the file's history, and, when the
  * file is damaged, of the whole file once more. Not async-signal-safe. */
 FTS__API struct fts_trace *fts_trace_open(const char *path, clockid_t clock);
 

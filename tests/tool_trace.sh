@@ -155,6 +155,10 @@ grep -q 'is a directory' "$work/err" || fail "a directory: $(cat "$work/err")"
 : > "$work/empty.fts"
 "$tool" trace "$work/empty.fts" > /dev/null 2> "$work/err"; [ $? -eq 1 ] || fail "empty: not exit 1"
 grep -q 'empty' "$work/err" || fail "empty: $(cat "$work/err")"
+"$tool" trace /dev/stdin < "$work/t.fts" > /dev/null 2> "$work/err"
+[ $? -eq 0 ] || fail "a trace on standard input (a file there): $(cat "$work/err")"
+cat "$work/t.fts" | "$tool" trace /dev/stdin > /dev/null 2> "$work/err"; [ $? -eq 1 ] || fail "a pipe: not exit 1"
+grep -q 'a pipe' "$work/err" || fail "a pipe: $(cat "$work/err")"
 # --out: never the trace itself (by any name), an existing file only with --force
 cp "$work/t.fts" "$work/keep.fts"; ln "$work/keep.fts" "$work/link.fts"
 for f in json text; do

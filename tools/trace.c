@@ -213,7 +213,8 @@ int fts_tool_trace(int argc, char **argv)
 				errno == EBADMSG ? "not a trace (its header is not one), or without "
 						   "that clock's history"
 				: errno == ENODATA ? "empty, or cut before its first whole block: no trace in it"
-				: errno == EISDIR ? "is a directory, not a trace file" : strerror(errno));
+				: errno == EISDIR ? "is a directory, not a trace file"
+				: errno == ESPIPE ? "a pipe: a trace is read from a file" : strerror(errno));
 			return 1;
 		}
 	}
