@@ -481,6 +481,7 @@ static void damaged_byte_costs_its_block(void **state)
 	int nb = blocks_of(b, n, k, 256);
 	assert_true(nb < 256);
 	assert_int_equal(k[nb - 1].end, n);
+	print_message("%zu bytes in %d blocks, each byte changed in turn\n", n, nb);
 	fresh_path(path, sizeof(path));
 	for (size_t i = 0; i < n; i++) {
 		int hit = -1, want = 0, before = 0, have = 0, rc, bad = 0, seen_at = -1;
