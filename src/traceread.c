@@ -1,6 +1,8 @@
 /* traceread.c - a trace file read back (fts_trace_open): its history loaded as a
  * record's (histfile.c), then its blocks read one at a time, each checked against its
- * CRC, and its records handed out converted. */
+ * CRC, and its records handed out converted. A damaged block is passed over (reading
+ * goes on at the next header that holds) and costs itself alone; one that may have
+ * held the history costs the times, not the records. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
