@@ -41,10 +41,10 @@
  *     boot, counter and clocksource, its publisher alive (a heartbeat under 1 s old).
  *     The process then takes no thread and no samples, and every process converts a
  *     stamp the history holds to the same ns and bound; or
- *   - its own: three samples 2 ms apart; while conversions keep happening a
- *     background thread adds one every 100 ms and watches for steps of the wall
- *     clock (a timerfd with TFD_TIMER_CANCEL_ON_SET); after 10 s without conversions
- *     the thread exits. When no thread can be started, conversions take its samples
+ *   - its own: three samples 2 ms apart (more on a coarse clock); while conversions
+ *     keep happening a background thread adds one every 100 ms and watches for steps
+ *     of the wall clock (a timerfd with TFD_TIMER_CANCEL_ON_SET); after 10 s without
+ *     conversions the thread exits. When no thread can be started, conversions take its samples
  *     (at most one per 100 ms) and retry the thread after 1 s, 2 s, ... up to 64 s.
  *   A process leaves the shared history when its publisher stops, its heartbeat goes
  *   stale or it cannot be read, keeping a copy of it: stamps converted with it before
@@ -331,6 +331,11 @@ struct fts_info {
 	int64_t mono_offset_ns;  /* CLOCK_MONOTONIC: moved by every set of the wall clock */
 	int64_t boot_offset_ns;  /* CLOCK_BOOTTIME: that, plus the time spent suspended */
 	int64_t raw_offset_ns;   /* CLOCK_MONOTONIC_RAW: drifts at NTP's correction */
+	/* How coarsely the kernel's clocks move, found at the first calibration: on a
+	 * coarse clocksource (acpi_pm) a read returns what the clock was at its last step,
+	 * so every read's bracket begins this much earlier (THE MODEL, rule 1). 0: finer
+	 * than 8 ns, moving with the counter, or not yet known. */
+	int64_t clock_res_ns;
 };
 
 /* The least info->size fts_get_info() accepts: the fields up to env_ignored. */
@@ -377,7 +382,11 @@ FTS__API int fts_get_info(struct fts_info *info);
  *   src/history.c and src/convert.c (15); rule 12, the process clock's line, is
  *   src/convert.c and src/clock.c's, tested in tests/test_faults.c:
  *   1  a sample read ref_ns somewhere within its bracket: at the bracket's middle the
- *      reading is ref_ns within half the bracket at the fastest rate, plus 1 ns;
+ *      reading is ref_ns within half the bracket at the fastest rate, plus 1 ns. (The
+ *      process clock's reads: a clock computed from a coarse clocksource, acpi_pm's
+ *      279 ns steps, returns what it was at its last step, up to one resolution
+ *      before the read; each bracket it gives begins that much earlier, the
+ *      resolution found from the reads at the first calibration, src/resolution.c);
  *   2  an interval's rate is measured between the middles, its noise from both
  *      brackets and the 1 ns readings;
  *   3  an interval holds a step when its rate lies outside the rates of the
@@ -696,7 +705,8 @@ enum { FTS_EVENT_INSTANT = 0, FTS_EVENT_BEGIN = 1, FTS_EVENT_END = 2 };
  * samples taken 2 ms apart into it, so that every stamp from now on converts from the
  * file alone; the drain thread is started. Records left in rings from before (an event
  * that raced the previous fts_trace_stop) are discarded.
- * Returns 0, or -1 with errno: EINVAL (path NULL or empty), EBUSY (a trace runs: stop
+ * Returns 0, or -1 with errno: EINVAL (path NULL or empty, or FASTSTAMP_EVENT_RING set
+ * to no power of two from 64 to 2^24: no file made), EBUSY (a trace runs: stop
  * it first), the errors of open(2) and write(2) (the file is then removed), EAGAIN
  * (no thread could be started), or fts_clock_start()'s. Cost: ~10-20 ms (the counter's
  * frequency, the samples). Thread-safe, not async-signal-safe. */
@@ -707,8 +717,9 @@ FTS__API int fts_trace_start(const char *path);
  * its size, until it exits): a power of two from 64 to 2^24, 48 bytes each (default
  * 16384: 768 KiB, 0.8 ms of 20 M events a second). A ring must outlast the longest
  * time the drain may wait for a CPU, at the thread's rate (docs/events.md says what a
- * virtual machine needed). FASTSTAMP_EVENT_RING, when set,
- * is read at each fts_trace_start() and wins over a call made before it.
+ * virtual machine needed). FASTSTAMP_EVENT_RING, when set (not empty),
+ * is read at each fts_trace_start() and wins over a call made before it; a value that
+ * is no such power of two makes fts_trace_start() fail with EINVAL.
  * Returns 0, or -1 with errno EINVAL (not such a power of two: nothing changed).
  * Thread-safe. */
 FTS__API int fts_event_ring_size(size_t records);
@@ -740,6 +751,10 @@ struct fts_trace_stats {
 	int write_error;        /* the first write error, 0 */
 	int stopped;            /* fts_trace_summary: the file ends with the summary of a
 				 * trace stopped by fts_trace_stop (0: killed, or cut) */
+	/* fts_trace_summary (a caller built before these three gets the fields above):
+	 * blocks passed over as damaged (a damaged stretch whose header did not hold counts
+	 * as one), the offset of the last of them and where reading went on after it */
+	uint64_t damaged, damage_at, damage_end;
 };
 
 /* fts_trace_stats - the running trace's counts, or the last one's after its stop,
@@ -795,7 +810,9 @@ static inline int fts__event(int type, unsigned kind, unsigned n, uint64_t f0, u
 /* fts_event(type, ...) - an instant of type with 0-4 uint64_t fields, in the order the
  * type names them. fts_span_begin / fts_span_end - the start and the end of a span
  * (a reader pairs an end with the latest unended begin of its type in its thread; the
- * end may carry fields of its own). See THE HOT PATH above for cost, errors and
+ * end may carry fields of its own). An end with no begin is written as any event (the
+ * hot path keeps no state of open spans): `faststamp trace` marks it, kind
+ * end-unpaired in text, ph E with cat "unpaired" in JSON. See THE HOT PATH above for cost, errors and
  * safety. Standard C (C99 and later, C++11), no compiler extension. */
 #define fts_event(...) FTS__EV(FTS_EVENT_INSTANT, __VA_ARGS__)
 #define fts_span_begin(...) FTS__EV(FTS_EVENT_BEGIN, __VA_ARGS__)
@@ -821,12 +838,15 @@ struct fts_trace_event {
 	int error;                   /* 0, or why it did not convert (ns, err_ns then 0, -1):
 				      * ENODATA (the file holds fewer than two samples), ERANGE,
 				      * ENOTSUP (a CLOCK_REALTIME reading, bit 63, on another
-				      * clock) */
+				      * clock), EBADMSG (the file's history was in a damaged
+				      * block: the stamp, a counter, is all there is) */
 	int type, kind;              /* kind: FTS_EVENT_INSTANT, _BEGIN or _END */
 	uint32_t tid;                /* the writer's thread id (gettid) */
 	unsigned nfields;
 	uint64_t fields[FTS_EVENT_MAX_FIELDS];
-	const char *name;            /* the type's; valid until fts_trace_close */
+	const char *name;            /* the type's; valid until fts_trace_close ("#ID", its
+				      * fields f0-f3, when its definition was in a damaged
+				      * block) */
 	const char *field_names[FTS_EVENT_MAX_FIELDS];   /* NULL past the type's fields */
 };
 
@@ -835,22 +855,32 @@ struct fts_trace;
 /* fts_trace_open - open the trace file at path for reading, converting its stamps to
  * clock (as fts_convert_clock). The file's history is loaded at once (streamed:
  * the memory of the history, not of the file); the events are then read one block at
- * a time by fts_trace_next(). Every block is under a CRC: a file changed anywhere is
- * refused (EBADMSG), a file cut short (a killed writer) gives every whole block before
- * the cut. Returns the trace, or NULL with errno: EINVAL (path NULL, or another clock),
- * EBADMSG (not a trace, a bad checksum, or a history of an older format without that
- * clock), ENOMEM, or open(2)'s. Not async-signal-safe. */
+ * a time by fts_trace_next(). Every block is under a CRC. A file cut short (a killed
+ * writer) gives every whole block before the cut. A damaged block costs that block
+ * alone: fts_trace_next() passes over it and reads every whole block after it. When
+ * the damage may have held the history (a block of its samples, or a block whose own
+ * header is damaged, which may have been any block), no stamp is converted (each
+ * event's error is EBADMSG and its counter is given); damage in an events block alone
+ * leaves the others converted. Only a damaged file header (the first 16 bytes)
+ * refuses the file. Returns the trace, or NULL with errno: EINVAL (path NULL, or
+ * another clock), EBADMSG (not a trace: no trace's file header, or a file that holds
+ * what no writer writes under right checksums; or a history of an older format without
+ * that clock), ENODATA (empty, or cut before its first whole block), EISDIR (a
+ * directory), ESPIPE (a pipe: a trace is read from a file it can seek in), ENOMEM, or
+ * open(2)'s. Cost: a read of the file's history, and, when the
+ * file is damaged, of the whole file once more. Not async-signal-safe. */
 FTS__API struct fts_trace *fts_trace_open(const char *path, clockid_t clock);
 
 /* fts_trace_next - the next event, in the file's order (each thread's in the order it
  * wrote them; threads interleave by drain round). Returns 1 with *ev, 0 at the end of
- * the file (or of its last whole block), -1 with errno EBADMSG (a damaged block: the
- * file is refused from there), ENOMEM or EIO. */
+ * the file (or of its last whole block), -1 with errno EBADMSG (a damaged block was
+ * passed over, once for each: fts_trace_summary() says where; call again for the
+ * blocks after it), ENOMEM or EIO (then the end). */
 FTS__API int fts_trace_next(struct fts_trace *t, struct fts_trace_event *ev);
 
 /* fts_trace_summary - what the file said of its trace, as far as it was read (all of
- * it once fts_trace_next() returned 0): events read, dropped and lost by the writer.
- * 0, or -1 with errno EINVAL. */
+ * it once fts_trace_next() returned 0): events read, dropped and lost by the writer,
+ * damaged blocks passed over. 0, or -1 with errno EINVAL. */
 FTS__API int fts_trace_summary(const struct fts_trace *t, struct fts_trace_stats *st);
 
 /* fts_trace_pid - the process that wrote the trace. */

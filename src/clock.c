@@ -132,8 +132,10 @@ static int attach_locked(void)
 	int was = fts__attach_in_use(&pc->hot.attach);
 	int now = fts__attach_locked(&pc->hot.attach, &pc->attach, own_history(), &attach_clock);
 
-	if (now && !was)
+	if (now && !was) {
 		view_changed();
+		fts__sampler_probe_resolution_locked();   /* for the bridge's reads (read_line) */
+	}
 	return now;
 }
 
@@ -232,6 +234,7 @@ FTS__HOT static int read_line(int k, const struct fts__line *tail, struct fts__l
 	}
 	if (a < b)
 		return -1;
+	b = res_widen(b);
 	*m = *tail;
 	m->c0 = m->c1 = b + (a - b) / 2;
 	m->r0 = rt;
@@ -389,7 +392,7 @@ int fts__clock_tap_start(struct fts__head *h)
 		if (i) {
 			int64_t now;
 			if (fts__now(CLOCK_MONOTONIC, &now) == 0)
-				fts__sleep_until(now + FIRST_GAP_NS);
+				fts__sleep_until(now + fts__sampler_first_gap_ns());
 		}
 		uint64_t before = pc_taken();
 		if ((rc = fts__sampler_start_locked()) == 0 && pc_taken() == before)
@@ -456,6 +459,7 @@ void fts__clock_state(struct fts__clock_state *st)
 	fts__proof_reset_once();
 	snprintf(st->proof, sizeof(st->proof), "%s", pc->of.proof.text);
 	st->skew_ns = fts__clock_skew_ns();
+	st->res_ns = pc->of.res_ns;
 	st->period_ns = pc->period_ns;
 	fts__attach_state(&pc->hot.attach, st->proof, sizeof(st->proof), &st->period_ns);
 	pthread_mutex_unlock(&pc->lock);

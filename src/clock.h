@@ -38,6 +38,8 @@ struct fts__clock_hot {
 	uint64_t period_ticks;    /* without a sampler, a conversion samples a history older
 				   * than this (0 until the rate is known) */
 	int64_t skew_ns;          /* fts__clock_skew_ns() of the process's own history */
+	uint64_t res_ticks;       /* the clocks' resolution in counter ticks: every read's
+				   * bracket begins this much earlier (rule 1; 0: fine) */
 	uint64_t taken;           /* samples added */
 	/* What the clock reads: replaced by fts__clock_set_source alone, under the lock,
 	 * while no conversion runs (a test's seam); read anywhere plainly. */
@@ -147,6 +149,7 @@ struct fts__clock_state {
 	char fault[160];
 	char proof[200];          /* the counter across CPUs: not needed, or the result */
 	int64_t skew_ns;          /* fts__clock_skew_ns() */
+	int64_t res_ns;           /* the clocks' resolution found (resolution.c), 0: fine */
 	int64_t period_ns;        /* the sampling period of the history in use: the
 				   * publisher's when attached, else this process's */
 };

@@ -18,7 +18,10 @@
 #include "sysfs.h"
 #include "warp.h"
 
-#define FIRST_GAP_NS 2000000          /* between the first three samples */
+#define FIRST_GAP_NS 2000000          /* between the first three samples, */
+#define FIRST_GAP_PER_RES 20000       /* at least this many resolutions of the clock (a
+				       * coarse clock's reads widen each bracket by one:
+				       * at most 100 ppm more noise over two gaps) */
 #define SAMPLER_PERIOD_NS 100000000   /* background sampler period */
 #define SAMPLER_IDLE_ROUNDS 100       /* 10 s without conversions: the thread exits */
 #define SAMPLE_TRIES 5                /* keep the narrowest of this many brackets */
@@ -59,6 +62,9 @@ struct proof {
 struct clock_cold {
 	struct judged judged;
 	struct proof proof;
+	int64_t res_ns;                /* the clock's resolution (resolution.c), 0: fine or
+					* not yet probed; hot.res_ticks the same in ticks */
+	int res_probed;
 	int64_t retry_at, retry_gap;   /* sampler thread start backoff, CLOCK_MONOTONIC ns;
 					* also forgotten in a fork's child */
 };
@@ -117,6 +123,14 @@ static inline struct fts_calib *pc_hist(int k)
 static inline struct fts_calib *realtime_hist(void)
 {
 	return pc_hist(FTS__CLK_REALTIME);
+}
+/* Rule 1 on a coarse clock: what a read returns the clock held since its last tick, up
+ * to a resolution before the read. The bracket begins that much earlier. */
+static inline uint64_t res_widen(uint64_t b)
+{
+	uint64_t q = __atomic_load_n(&pc->hot.res_ticks, __ATOMIC_RELAXED);
+
+	return b > q ? b - q : 0;
 }
 /* What conversions see changed: a line made from it before (fresh.h) is not used. */
 static inline void view_changed(void)

@@ -166,18 +166,20 @@ int fts_event_ring_size(size_t records)
 	return 0;
 }
 
-void fts__event_rings_configure(void)
+int fts__event_rings_configure(void)
 {
 	const char *e = getenv("FASTSTAMP_EVENT_RING");
 	char *end;
 	unsigned long v;
 
 	pthread_once(&ring_once, make_key);
-	if (!e)
-		return;
+	if (!e || !*e)
+		return 0;
 	v = strtoul(e, &end, 10);
-	if (*e && !*end && ring_size_ok(v))
-		__atomic_store_n(&ring_records, (size_t)v, __ATOMIC_RELAXED);
+	if (*end || *e < '0' || *e > '9' || !ring_size_ok(v))
+		return -EINVAL;   /* said, not passed over: the size a user asked for */
+	__atomic_store_n(&ring_records, (size_t)v, __ATOMIC_RELAXED);
+	return 0;
 }
 
 size_t fts__event_rings_size(void)

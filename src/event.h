@@ -45,6 +45,8 @@ enum {
 #define FTS__EVENTS_HEAD_BYTES 16
 #define FTS__PACKED_BYTES(nf) (12 + 8 * (size_t)(nf))   /* a record in EVENTS_PACKED */
 #define FTS__TRACE_END_BYTES 24
+/* The size of struct fts_trace_stats before it grew (0.3): still taken. */
+#define FTS__TRACE_STATS_V1 offsetof(struct fts_trace_stats, damaged)
 
 /* An EVENTS_COMPACT block: tid (4), count (4), dropped (8), then count records, each
  *   byte 0      nfields (bits 0-2), kind (bits 3-4), how the type is given (bits 5-6:
@@ -131,8 +133,9 @@ void fts__event_rings_release(const struct fts__ring_batch *b, size_t n);
 void fts__event_rings_reset(void);
 /* Events the hot path dropped without a ring (no memory), since the last reset. */
 uint64_t fts__event_rings_orphan_drops(void);
-/* The ring size in records for rings made from now on (FASTSTAMP_EVENT_RING). */
-void fts__event_rings_configure(void);
+/* The ring size in records for rings made from now on (FASTSTAMP_EVENT_RING): 0, or
+ * -EINVAL (set, not empty, and not a power of two from 64 to 2^24: nothing changed). */
+int fts__event_rings_configure(void);
 size_t fts__event_rings_size(void);
 /* The drain's wake-up: the futex word writers bump when their ring is half full, and
  * whether the drain sleeps on it. */

@@ -24,8 +24,9 @@ static const size_t field_end[] = {
 	END(clock_synced), END(clock_esterror_ns), END(clock_maxerror_ns),
 	END(history_source), END(history_path), END(history_note), END(proof), END(cpu_skew_ns),
 	END(tai_offset_ns), END(mono_offset_ns), END(boot_offset_ns), END(raw_offset_ns),
+	END(clock_res_ns),
 };
-_Static_assert(END(raw_offset_ns) == sizeof(struct fts_info), "field_end lists every field");
+_Static_assert(END(clock_res_ns) == sizeof(struct fts_info), "field_end lists every field");
 
 /* Clock id's reading minus CLOCK_REALTIME's at the same moment: the narrowest of a few
  * brackets of two CLOCK_REALTIME reads, at their middle. 0 if a read failed. */
@@ -109,6 +110,7 @@ int fts_get_info(struct fts_info *info)
 	v.step_window_ns = cs.ambiguous_ns;
 	snprintf(v.proof, sizeof(v.proof), "%s", cs.proof);
 	v.cpu_skew_ns = cs.skew_ns;
+	v.clock_res_ns = cs.res_ns;
 	v.tai_offset_ns = offset_of(CLOCK_TAI);
 	v.mono_offset_ns = offset_of(CLOCK_MONOTONIC);
 	v.boot_offset_ns = offset_of(CLOCK_BOOTTIME);

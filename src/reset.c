@@ -34,6 +34,7 @@ void fts__reset_locked(enum fts__reset what)
 		if (pc_hist(k))
 			fts__calib_reset(pc_hist(k));
 	__atomic_store_n(&pc->hot.period_ticks, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&pc->hot.res_ticks, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&pc->hot.taken, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&pc->hot.faulted, 0, __ATOMIC_RELAXED);   /* a new source starts healthy, */
 	fts__proof_reset();   /* and unproven */

@@ -63,6 +63,7 @@
 #include "proof.h"
 #include "record.h"
 #include "reset.h"
+#include "resolution.h"
 #include "sampler.h"
 #include "shared.h"
 
@@ -134,7 +135,8 @@ void fts__sampler_move_next(void)
 	pthread_mutex_unlock(&pc->lock);
 }
 
-/* The narrowest of tries brackets of clock k by the counter. 0 or a negative errno. */
+/* The narrowest of tries brackets of clock k by the counter (res_widen). 0 or a
+ * negative errno. */
 static int bracket_clock(int k, int tries, struct fts__cbracket *out)
 {
 	const struct fts__source *src = &pc->hot.src;
@@ -152,7 +154,10 @@ static int bracket_clock(int k, int tries, struct fts__cbracket *out)
 			got = 1;
 		}
 	}
-	return got ? 0 : rc < 0 ? rc : -EAGAIN;
+	if (!got)
+		return rc < 0 ? rc : -EAGAIN;
+	out->b = res_widen(out->b);
+	return 0;
 }
 
 static int take(struct fts__psample *s)
@@ -470,6 +475,29 @@ static void start_thread_locked(void)
 	}
 }
 
+/* With lock held: the clocks' resolution, once a source (resolution.c). All the
+ * kernel's clocks are computed from one clocksource: CLOCK_REALTIME's tells. */
+void fts__sampler_probe_resolution_locked(void)
+{
+	const struct fts__source *src = &pc->hot.src;
+	uint64_t ticks;
+
+	if (pc->of.res_probed)
+		return;
+	pc->of.res_probed = 1;
+	pc->of.res_ns = fts__res_probe(src->counter, src->realtime, src->ctx, &ticks);
+	__atomic_store_n(&pc->hot.res_ticks, ticks, __ATOMIC_RELAXED);
+}
+
+/* The first samples' spacing: FIRST_GAP_NS, longer on a coarse clock, never past the
+ * sampler's period. */
+int64_t fts__sampler_first_gap_ns(void)
+{
+	int64_t g = pc->of.res_ns * FIRST_GAP_PER_RES;
+
+	return g < FIRST_GAP_NS ? FIRST_GAP_NS : g > SAMPLER_PERIOD_NS ? SAMPLER_PERIOD_NS : g;
+}
+
 /* With lock held: make sure the history has three samples and the sampler runs. */
 int fts__sampler_start_locked(void)
 {
@@ -483,15 +511,16 @@ int fts__sampler_start_locked(void)
 	/* Before conversions rely on a counter the kernel does not keep time with: the
 	 * warp test (not fatal: new stamps then use the clock until it runs) */
 	fts__proof_run_locked();
+	fts__sampler_probe_resolution_locked();
 	/* Three samples: two intervals, so that each has a neighbour to give the rate. */
 	while (fts_calib_count(realtime_hist()) < 3) {
 		if (fts_calib_count(realtime_hist())) {
 			if (src->sleep) {
-				src->sleep(src->ctx, FIRST_GAP_NS);
+				src->sleep(src->ctx, fts__sampler_first_gap_ns());
 			} else {
 				int64_t now;
 				if (fts__now(CLOCK_MONOTONIC, &now) == 0)
-					fts__sleep_until(now + FIRST_GAP_NS);
+					fts__sleep_until(now + fts__sampler_first_gap_ns());
 			}
 		}
 		if ((rc = fts__sampler_sample_locked(NULL)) < 0)

@@ -5,6 +5,7 @@
 #define FTS__SAMPLER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Take a sample and add it to the history (and the record). why: a reason to stop
  * trusting the counter found before sampling (the kernel left its clocksource), or
@@ -19,6 +20,11 @@ int fts__sampler_round_locked(const char *why);
 /* Without the lock: the calling thread (the sampler) moves to the next CPU the counter
  * is proven on. */
 void fts__sampler_move_next(void);
+/* The clocks' resolution, probed once a source (resolution.c). */
+void fts__sampler_probe_resolution_locked(void);
+/* The first samples' spacing: 2 ms, longer on a coarse clock, never past the
+ * sampler's period. */
+int64_t fts__sampler_first_gap_ns(void);
 /* Make sure the history has three samples and the sampler thread runs. 0 or a
  * negative errno. */
 int fts__sampler_start_locked(void);

@@ -325,7 +325,10 @@ int fts_trace_start(const char *path)
 		pthread_mutex_unlock(&trace_lock);
 		return fts__fail(EBUSY);
 	}
-	fts__event_rings_configure();
+	if ((rc = -fts__event_rings_configure()) != 0) {
+		pthread_mutex_unlock(&trace_lock);
+		return fts__fail(rc);
+	}
 	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
 		rc = errno;
 		pthread_mutex_unlock(&trace_lock);
@@ -419,10 +422,14 @@ int fts_trace_drain(void)
 
 int fts_trace_stats(struct fts_trace_stats *st)
 {
-	if (!st || st->size < sizeof(*st))
+	size_t size;
+
+	if (!st || st->size < FTS__TRACE_STATS_V1)
 		return fts__fail(EINVAL);
+	size = st->size < sizeof(*st) ? st->size : sizeof(*st);   /* an older, shorter one */
 	pthread_mutex_lock(&trace_lock);
-	*st = tr.st;
+	memcpy(st, &tr.st, size);
 	pthread_mutex_unlock(&trace_lock);
+	st->size = size;
 	return 0;
 }

@@ -30,6 +30,8 @@ struct simclock {
 	uint64_t t;           /* true ticks */
 	uint64_t per_read;    /* ticks a read takes, */
 	uint64_t jitter;      /* plus up to this many more (slow, uneven reads: emulators) */
+	uint64_t quantum;     /* the clocks move only every this many true ticks (a coarse
+			       * clocksource: acpi_pm's 279 ns), 0: every tick */
 	uint64_t rng;
 	/* counter = t before fault_at; after it, cstart + (t - fault_at) * num / den */
 	uint64_t fault_at, cstart, num, den;
@@ -136,20 +138,12 @@ static inline int simc_warp(void *ctx, const cpu_set_t *cpus, struct fts__warp *
 	return 0;
 }
 
-static inline int simc_realtime(void *ctx, int64_t *ns)
-{
-	(void)ctx;
-	if (simc.fail)
-		return -EIO;
-	simc_tick();
-	simc.realtime_reads++;
-	*ns = sim_truth(&simc.rt, simc.t);
-	return 0;
-}
-
-/* What clock k (enum fts__clk) reads at true tick t. */
+/* What clock k (enum fts__clk) reads at true tick t: what it was at the clocksource's
+ * last tick. */
 static inline int64_t simc_truth_of(int k, uint64_t t)
 {
+	if (simc.quantum)
+		t -= t % simc.quantum;
 	switch (k) {
 	case FTS__CLK_TAI: return sim_truth(&simc.rt, t) + simc.tai_off;
 	case FTS__CLK_MONOTONIC: return sim_truth(&simc.mono, t);
@@ -157,6 +151,17 @@ static inline int64_t simc_truth_of(int k, uint64_t t)
 	case FTS__CLK_RAW: return sim_truth(&simc.raw, t);
 	default: return sim_truth(&simc.rt, t);
 	}
+}
+
+static inline int simc_realtime(void *ctx, int64_t *ns)
+{
+	(void)ctx;
+	if (simc.fail)
+		return -EIO;
+	simc_tick();
+	simc.realtime_reads++;
+	*ns = simc_truth_of(FTS__CLK_REALTIME, simc.t);
+	return 0;
 }
 
 static inline int simc_read(void *ctx, int k, int64_t *ns)
@@ -174,10 +179,10 @@ static inline int simc_clocks(void *ctx, struct fts__clocks *v)
 	if (simc_realtime(ctx, &v->rt) < 0)
 		return -EIO;
 	simc_tick();
-	v->mono = sim_truth(&simc.mono, simc.t);
+	v->mono = simc_truth_of(FTS__CLK_MONOTONIC, simc.t);
 	v->boot = v->mono + simc.boot_extra;
 	simc_tick();
-	v->raw = sim_truth(&simc.raw, simc.t);
+	v->raw = simc_truth_of(FTS__CLK_RAW, simc.t);
 	simc_tick();
 	v->tai = simc_truth_of(FTS__CLK_TAI, simc.t);
 	return 0;
@@ -428,7 +433,7 @@ static inline fast_timestamp_t simc_stamp_on(int cpu)
 /* What a stamp taken now holds, and what the wall clock reads now. */
 static inline fast_timestamp_t simc_stamp(int64_t *truth)
 {
-	*truth = sim_truth(&simc.rt, simc.t);
+	*truth = simc_truth_of(FTS__CLK_REALTIME, simc.t);
 	return simc_counter_at(simc.t);
 }
 

@@ -1,8 +1,8 @@
 /* test_events.c - the event path: types and events refuse bad input and change nothing;
  * every event converts within its clock_gettime bracket on every clock, live and from
  * the file after its writer exited; produced = written + dropped, exactly, under rings
- * that fill; a trace cut at any byte gives every whole block and nothing else; a flipped
- * bit is refused or changes nothing; records in the file are as long as their fields,
+ * that fill; a trace cut at any byte gives every whole block and nothing else; a changed
+ * byte costs its own block and nothing else; records in the file are as long as their fields,
  * and a trace of the earlier 48-byte layout still reads; a fork's child never writes its
  * parent's trace; a writer killed with SIGKILL leaves every record drained before. */
 #include <errno.h>
@@ -436,37 +436,119 @@ static void cut_anywhere_keeps_whole_blocks(void **state)
 	free(b);
 }
 
-static void flipped_bit_refused(void **state)
+/* A block of a trace file, as the test finds it in the bytes. */
+struct blk {
+	size_t at, end;
+	uint32_t type;
+	int events;     /* an events block's: its records' count */
+	uint32_t id;    /* an EVTYPE block's: the type it defines */
+};
+
+static int blocks_of(const unsigned char *b, size_t n, struct blk *k, int max)
+{
+	int nb = 0;
+	for (size_t at = 16; at + FTS__BLOCK_HEAD_BYTES <= n && nb < max; nb++) {
+		const unsigned char *p = b + at + FTS__BLOCK_HEAD_BYTES;
+		uint32_t len = b[at + 8] | (uint32_t)b[at + 9] << 8 | (uint32_t)b[at + 10] << 16 |
+			       (uint32_t)b[at + 11] << 24;
+		k[nb].at = at;
+		k[nb].end = at + FTS__BLOCK_HEAD_BYTES + len + (8 - len % 8) % 8;
+		k[nb].type = b[at + 4] | (uint32_t)b[at + 5] << 8 | (uint32_t)b[at + 6] << 16 |
+			     (uint32_t)b[at + 7] << 24;
+		k[nb].events = k[nb].type == FTS__BLK_EVENTS_COMPACT ? p[4] | p[5] << 8 : 0;
+		k[nb].id = k[nb].type == FTS__BLK_EVTYPE ? p[0] | (uint32_t)p[1] << 8 : UINT32_MAX;
+		at = k[nb].end;
+	}
+	return nb;
+}
+
+/* A changed byte costs its block alone: every other block is read, before and after
+ * it, the damage is said once (EBADMSG from fts_trace_next, then the records after
+ * it) with the block's offset and where reading went on; a block of the history (or
+ * one whose header did not hold, which may have been one) leaves the events' counters
+ * without a time (EBADMSG), a lost type definition leaves its events named "#id". Only
+ * the file's own header, changed, refuses the file. Every byte of a small trace, and
+ * every byte again changed after the open. */
+static void damaged_byte_costs_its_block(void **state)
 {
 	char path[64];
 	size_t n;
 	uint64_t got[64];
+	struct blk k[256];
 	(void)state;
-	unsigned char *b = small_trace(6, &n);
+	int ty = fts_event_define("small", "i");
+	unsigned char *b = small_trace(22, &n);
+	int nb = blocks_of(b, n, k, 256);
+	assert_true(nb < 256);
+	assert_int_equal(k[nb - 1].end, n);
+	print_message("%zu bytes in %d blocks, each byte changed in turn\n", n, nb);
 	fresh_path(path, sizeof(path));
-	size_t changed = 0;
 	for (size_t i = 0; i < n; i++) {
-		for (int bit = 0; bit < 8; bit++) {
-			b[i] ^= (unsigned char)(1u << bit);
-			spill(path, b, n);
-			int have = read_all(path, got, 64);
-			b[i] ^= (unsigned char)(1u << bit);
-			if (have < 0)
-				continue;
-			/* not refused: then it changed nothing */
-			if (have != 6)
-				fail_msg("bit %d of byte %zu flipped: %d events read", bit, i, have);
-			for (int k = 0; k < 6; k++)
-				assert_int_equal(got[k], (uint64_t)k);
-			changed++;
+		int hit = -1, want = 0, before = 0, have = 0, rc, bad = 0, seen_at = -1;
+		for (int j = 0; j < nb; j++)
+			if (k[j].at <= i && i < k[j].end)
+				hit = j;
+		b[i] ^= (unsigned char)(1u << (i % 8));
+		spill(path, b, n);
+		b[i] ^= (unsigned char)(1u << (i % 8));
+		struct fts_trace *r = fts_trace_open(path, CLOCK_MONOTONIC);
+		if (i < 16) {   /* the file's header: its magic, format and zeros */
+			if (r || errno != EBADMSG)
+				fail_msg("byte %zu of the file header changed: not refused", i);
+			continue;
 		}
-	}
-	print_message("%zu of %zu flips read as the same trace, the rest refused\n", changed, n * 8);
-	/* a file changed after it was opened (a trace read while written): the blocks read
-	 * then are checked too */
-	for (size_t i = 0; i < n; i++) {
+		if (!r)
+			fail_msg("byte %zu changed (block at %zu): refused (%s)", i,
+				 hit < 0 ? 0 : k[hit].at, strerror(errno));
+		size_t at = k[hit].at, end = k[hit].end;
+		uint32_t type = k[hit].type;
+		int unknown = i < at + FTS__BLOCK_HEAD_BYTES;
+		int history = unknown || !(type & 0x80000000u);
+		for (int j = 0; j < nb; j++) {
+			if (k[j].at != at)
+				want += k[j].events;
+			if (k[j].at < at)
+				before += k[j].events;
+		}
 		struct fts_trace_event ev;
-		int have = 0, rc, fd;
+		while ((rc = fts_trace_next(r, &ev)) != 0) {
+			if (rc < 0) {
+				if (errno != EBADMSG || seen_at >= 0)
+					fail_msg("byte %zu changed: %s, or twice", i, strerror(errno));
+				seen_at = have;
+				continue;
+			}
+			if (have < 64)
+				got[have] = ev.fields[0];
+			have++;
+			char name[16];
+			snprintf(name, sizeof(name), "#%d", ty);
+			if (strcmp(ev.name, type == FTS__BLK_EVTYPE && k[hit].id == (uint32_t)ty ? name : "small"))
+				fail_msg("byte %zu changed: an event named %s", i, ev.name);
+			if (ev.error != (ev.stamp & FTS_STAMP_CLOCK_TAG ? ENOTSUP : history ? EBADMSG : 0))
+				bad++;
+		}
+		struct fts_trace_stats st = { .size = sizeof(st) };
+		assert_int_equal(fts_trace_summary(r, &st), 0);
+		fts_trace_close(r);
+		if (have != want || seen_at != before || st.damaged != 1 || st.damage_at != at ||
+		    st.damage_end != end || bad || st.stopped != (type != FTS__BLK_TRACE_END))
+			fail_msg("byte %zu changed (block %#x at %zu-%zu): %d events (%d whole), "
+				 "damage said after %d (%d before it), %" PRIu64 " damaged at %" PRIu64
+				 "-%" PRIu64 ", %d not as the history allows, stopped %d", i, type, at, end,
+				 have, want, seen_at, before, st.damaged, st.damage_at, st.damage_end,
+				 bad, st.stopped);
+		/* the events of every whole block, in order */
+		for (int j = 0, e = 0, v = 0; j < nb; j++)
+			for (int q = 0; q < k[j].events; q++, v++)
+				if (k[j].at != at)
+					assert_int_equal(got[e++], (uint64_t)v);
+	}
+	/* a file changed after it was opened (a trace read while written): the blocks read
+	 * then are checked too, and the history loaded at the open converts the rest */
+	for (size_t i = 16; i < n; i++) {
+		struct fts_trace_event ev;
+		int have = 0, want = 0, rc, fd, hit = 0;
 		spill(path, b, n);
 		struct fts_trace *r = fts_trace_open(path, CLOCK_REALTIME);
 		assert_non_null(r);
@@ -474,13 +556,50 @@ static void flipped_bit_refused(void **state)
 		assert_true((fd = open(path, O_WRONLY)) >= 0);
 		assert_int_equal(pwrite(fd, &c, 1, (off_t)i), 1);
 		close(fd);
-		while ((rc = fts_trace_next(r, &ev)) == 1) {
-			assert_int_equal(ev.fields[0], (uint64_t)have);
+		for (int j = 0; j < nb; j++)
+			if (k[j].at <= i && i < k[j].end)
+				hit = j;
+		for (int j = 0; j < nb; j++)
+			want += j == hit ? 0 : k[j].events;
+		while ((rc = fts_trace_next(r, &ev)) != 0) {
+			if (rc < 0) {
+				assert_int_equal(errno, EBADMSG);
+				continue;
+			}
+			assert_int_equal(ev.error, 0);
 			have++;
 		}
 		fts_trace_close(r);
-		if (rc == 0 && have != 6)
-			fail_msg("byte %zu changed after the open: %d events read", i, have);
+		if (have != want)
+			fail_msg("byte %zu changed after the open: %d events read, %d whole", i, have, want);
+	}
+	/* a caller built before the damage fields: its struct, and nothing past it */
+	{
+		union {
+			struct fts_trace_stats st;
+			unsigned char b[sizeof(struct fts_trace_stats)];
+		} u;
+		spill(path, b, n);
+		struct fts_trace *r = fts_trace_open(path, CLOCK_REALTIME);
+		struct fts_trace_event ev;
+		assert_non_null(r);
+		while (fts_trace_next(r, &ev) > 0)
+			;
+		memset(&u, 0xa5, sizeof(u));
+		u.st.size = FTS__TRACE_STATS_V1;
+		assert_int_equal(fts_trace_summary(r, &u.st), 0);
+		assert_int_equal(u.st.size, FTS__TRACE_STATS_V1);
+		assert_int_equal(u.st.events, 22);
+		for (size_t j = FTS__TRACE_STATS_V1; j < sizeof(u); j++)
+			assert_int_equal(u.b[j], 0xa5);
+		u.st.size = FTS__TRACE_STATS_V1 - 1;
+		assert_int_equal(fts_trace_summary(r, &u.st), -1);
+		fts_trace_close(r);
+		memset(&u, 0xa5, sizeof(u));
+		u.st.size = FTS__TRACE_STATS_V1;
+		assert_int_equal(fts_trace_stats(&u.st), 0);
+		for (size_t j = FTS__TRACE_STATS_V1; j < sizeof(u); j++)
+			assert_int_equal(u.b[j], 0xa5);
 	}
 	unlink(path);
 	free(b);
@@ -676,6 +795,21 @@ static void ring_size_set_by_call(void **state)
 	assert_int_equal(fts_trace_stop(), 0);
 	unsetenv("FASTSTAMP_EVENT_RING");
 	assert_int_equal(trace_ring_records(path), 256);
+	unlink(path);
+	/* a value that is no such size is refused, not passed over: no file; empty is unset */
+	static const char *const badenv[] = { "100", "abc", "0", "32", "33554432", "256x", "-256", " 256" };
+	for (size_t i = 0; i < sizeof(badenv) / sizeof(badenv[0]); i++) {
+		setenv("FASTSTAMP_EVENT_RING", badenv[i], 1);
+		errno = 0;
+		if (fts_trace_start(path) != -1 || errno != EINVAL || access(path, F_OK) == 0)
+			fail_msg("FASTSTAMP_EVENT_RING=\"%s\": not refused with EINVAL", badenv[i]);
+	}
+	setenv("FASTSTAMP_EVENT_RING", "", 1);
+	assert_int_equal(fts_event_ring_size(128), 0);
+	assert_int_equal(fts_trace_start(path), 0);
+	assert_int_equal(fts_trace_stop(), 0);
+	unsetenv("FASTSTAMP_EVENT_RING");
+	assert_int_equal(trace_ring_records(path), 128);
 	unlink(path);
 }
 
@@ -1000,7 +1134,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(fidelity_every_clock),
 		cmocka_unit_test(produced_is_written_plus_dropped),
 		cmocka_unit_test(cut_anywhere_keeps_whole_blocks),
-		cmocka_unit_test(flipped_bit_refused),
+		cmocka_unit_test(damaged_byte_costs_its_block),
 		cmocka_unit_test(records_as_differences),
 		cmocka_unit_test(reads_unpacked_layout),
 		cmocka_unit_test(reads_packed_layout),

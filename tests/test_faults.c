@@ -422,6 +422,38 @@ static void slews(void **unused)
 	slew("ADJ_TICK +-10%", 100000);
 }
 
+/* A coarse clocksource (acpi_pm: the clocks move every 279 ns) read in brackets far
+ * narrower than that, quiet and then through ADJ_TICK +1 % and back: each read returns
+ * what the clock was up to a resolution before it, and rule 1 holds only with every
+ * bracket begun that much earlier (resolution.c). Every bound covers; the resolution is
+ * found, and the first samples are spaced by it. */
+static void coarse_clock(void **unused)
+{
+	uint64_t t0;
+	(void)unused;
+	st.n = 0;
+	since_sample = 0;
+	amb_from = amb_to = amb_margin = 0;
+	moved = ALL_CLOCKS;   /* no clock reads within 100 ns of its line here */
+	simc_use(13, 30);
+	simc.quantum = 726;   /* 279.2 ns at 2.6 GHz */
+	t0 = simc.t;
+	assert_int_equal(fts_clock_start(), 0);
+	last_sample_t = simc.t;
+	print_message("resolution found: %llu ticks; first calibration %.1f ms\n",
+		      (unsigned long long)fts__clock_hot()->res_ticks, (double)(simc.t - t0) / 2.6e6);
+	assert_true(fts__clock_hot()->res_ticks >= 726 && fts__clock_hot()->res_ticks < 2 * 726);
+	assert_true(simc.t - t0 >= 2 * 20000 * 726);   /* two gaps of 20,000 resolutions */
+	for (int k = 0; k < 3; k++) {
+		run(700e6L, 50e3L);
+		simc_slew(k == 0 ? 10000 : 30);
+	}
+	/* the lab's bound around events on such a clock, every clock */
+	for (int k = 0; k < FTS__NCLK; k++)
+		assert_true(judge_clock("a coarse clock", k).quiet_err < 10000);
+	fts__clock_set_source(NULL);
+}
+
 /* Clock reads that take 10-20 us each, unevenly (an emulator): no false step, suspend
  * or fault, and every bound covers. */
 static void slow_uneven_reads(void **unused)
@@ -780,6 +812,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(clocksource_switch),
 		cmocka_unit_test(slews),
 		cmocka_unit_test(slow_uneven_reads),
+		cmocka_unit_test(coarse_clock),
 		cmocka_unit_test(fresh_stamps_after_change),
 		cmocka_unit_test(fresh_line),
 		cmocka_unit_test(sampler_thread),

@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "estimate.h"
 #include "history.h"
+#include "resolution.h"
 #include "internal.h"
 #include "faststamp.h"
 #include "sim.h"
@@ -40,6 +41,48 @@ static void rule1_sample_uncertainty(void **state)
 	assert_true(fabs(fts__estimate_pt_uncertainty(&p, RATE) - (260 * RATE + 1)) < 1e-9);
 	p.h = 0;
 	assert_true(fabs(fts__estimate_pt_uncertainty(&p, RATE) - 1) < 1e-12);
+}
+
+/* Rule 1 on a coarse clock (resolution.c): differences between reads that lie on a
+ * grid give the grid, the coarsest that fits; reads that spread, or that took equal
+ * times and never found the clock still, give none. */
+static void rule1_resolution(void **unused)
+{
+	int64_t d[60];
+	uint64_t rng = 7;
+	(void)unused;
+
+	/* acpi_pm read every 1-2 us: 3 to 7 of its 279.365 ns steps, each rounded down */
+	for (int i = 0; i < 60; i++) {
+		long double a = 1000.0L + 279.365L * (3 + i % 5) * (1 + i / 5);
+		d[i] = (int64_t)floorl(a + 279.365L * (3 + i % 5)) - (int64_t)floorl(a);
+	}
+	assert_int_equal(fts__res_grid(d, 60), 280);
+	/* read faster than it moves: still, or one step */
+	for (int i = 0; i < 60; i++)
+		d[i] = i % 3 ? 0 : 279 + i % 2;
+	assert_int_equal(fts__res_grid(d, 60), 280);
+	/* only ever two or four steps seen: the coarser grid, on the safe side */
+	for (int i = 0; i < 60; i++)
+		d[i] = i % 2 ? 559 : 1117;
+	assert_int_equal(fts__res_grid(d, 60), 559);
+	/* a fine clock: rises spread over every value */
+	for (int i = 0; i < 60; i++) {
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		d[i] = 20 + (int64_t)(rng >> 33) % 500;
+	}
+	assert_int_equal(fts__res_grid(d, 60), 0);
+	/* equal rises and never still: reads of equal times, nothing told */
+	for (int i = 0; i < 60; i++)
+		d[i] = 300 + i % 2;
+	assert_int_equal(fts__res_grid(d, 60), 0);
+	/* too few rises, or a grid finer than looked for */
+	for (int i = 0; i < 60; i++)
+		d[i] = i < FTS__RES_MIN_RISES - 1 ? 279 * (1 + i % 3) : 0;
+	assert_int_equal(fts__res_grid(d, 60), 0);
+	for (int i = 0; i < 60; i++)
+		d[i] = 4 * (1 + i % 5);
+	assert_int_equal(fts__res_grid(d, 60), 0);
 }
 
 /* Rule 2: the rate between middles; its noise from the brackets and the readings. */
@@ -773,6 +816,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rule1_sample_uncertainty),
+		cmocka_unit_test(rule1_resolution),
 		cmocka_unit_test(rule2_interval_rate),
 		cmocka_unit_test(rule3_step_verdict),
 		cmocka_unit_test(rule4_band),

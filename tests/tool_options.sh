@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tool_options.sh FASTSTAMP - the option rule every subcommand shares: a value that is
-# itself an option is a usage error (exit 2, the usage on stderr), "-" is a value,
+# itself an option is a usage error (exit 2, the synopsis on stderr), "-" is a value,
 # integers are digits only, and "--" ends the options.
 set -uo pipefail
 tool=$1

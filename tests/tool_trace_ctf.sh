@@ -50,9 +50,29 @@ if bt != text or sum(text.values()) != 3000:
     sys.exit(1)
 PY
 done
+# one rule with the text: a field not given is absent, not 0 (trace-unpaired.fts: an
+# instant of request, whose type has id, given none)
+"$tool" trace "$(dirname "$0")/data/trace-unpaired.fts" --format ctf --out "$work/ctf-unpaired" 2> "$work/err" ||
+  fail "ctf of trace-unpaired.fts: $(cat "$work/err")"
+babeltrace2 "$work/ctf-unpaired" > "$work/unpaired.bt" 2> "$work/err" || fail "babeltrace2: $(cat "$work/err")"
+[ "$(sed -n 's/.*request: { tid = [0-9]*, kind = ( "\([a-z]*\)".*bound_ns = [0-9]* }\(.*\)$/\1\2/p' "$work/unpaired.bt" | tr '\n' ';')" = \
+  "end, { id = 7 };instant, { };begin, { id = 8 };end, { id = 8 };begin, { id = 9 };" ] ||
+  fail "ctf fields not as the text's: $(cat "$work/unpaired.bt")"
 # the directory must be new: nothing is written over
 "$tool" trace "$work/t.fts" --format ctf --out "$work/ctf-realtime" > /dev/null 2> "$work/err" &&
   fail "ctf into an existing directory"
-grep -q 'File exists' "$work/err" || fail "existing directory: $(cat "$work/err")"
+grep -q 'exists (--force' "$work/err" || fail "existing directory: $(cat "$work/err")"
+# --force: a directory of a CTF trace alone is emptied and written; one with other files,
+# or a file, is left alone
+"$tool" trace "$work/t.fts" --format ctf --out "$work/ctf-realtime" --force 2> "$work/err" ||
+  fail "ctf --force: $(cat "$work/err")"
+[ -f "$work/ctf-realtime/metadata" ] || fail "ctf --force: no metadata"
+echo mine > "$work/ctf-realtime/notes"
+"$tool" trace "$work/t.fts" --format ctf --out "$work/ctf-realtime" --force > /dev/null 2> "$work/err" &&
+  fail "ctf --force into a directory of other files"
+[ -f "$work/ctf-realtime/notes" ] && [ -f "$work/ctf-realtime/metadata" ] || fail "ctf --force removed files"
+"$tool" trace "$work/t.fts" --format ctf --out "$work/t.fts" --force > /dev/null 2> "$work/err" &&
+  fail "ctf --out the trace itself"
+grep -q 'the trace itself' "$work/err" || fail "ctf --out the trace: $(cat "$work/err")"
 "$tool" trace "$work/t.fts" --format ctf > /dev/null 2> "$work/err"; [ $? -eq 2 ] || fail "ctf without --out"
 echo "ok: 3000 events on $clocks, babeltrace2 agrees to the ns"

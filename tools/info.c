@@ -55,6 +55,9 @@ int fts_tool_info(int argc, char **argv)
 		printf("; bounds widened by %lld ns for offsets between CPUs",
 		       (long long)in.cpu_skew_ns);
 	printf("\n");
+	if (in.clock_res_ns > 0)
+		printf("resolution:    the clocks move in steps of %lld ns (a coarse clocksource):"
+		       " each read's bracket widened by one\n", (long long)in.clock_res_ns);
 	printf("cpu flags:     %s\n", in.cpu_flags[0] ? FTS_TOOL_CLEAN(in.cpu_flags) : "(none)");
 	if (!in.history_source[0] && in.history_path[0])
 		printf("history:       none yet (the first conversion uses the shared one at %s "

@@ -25,11 +25,18 @@ int fts_tool_history(int argc, char **argv);
 int fts_tool_serve(int argc, char **argv);
 int fts_tool_trace(int argc, char **argv);
 /* `faststamp trace --format ctf`: events (in time order; reordered) into a new directory
- * dir as a CTF 1.8 trace on clock (its name in the metadata; absolute: REALTIME or TAI,
- * a time of day). 0, or -1 after the message on stderr. */
+ * dir (force: or one that holds a CTF trace alone, emptied first) as a CTF 1.8 trace on
+ * clock (its name in the metadata; absolute: REALTIME or TAI, a time of day). 0, or -1
+ * after the message on stderr. */
 struct fts_trace_event;
 int fts_tool_trace_ctf(const char *dir, struct fts_trace_event **ev, size_t n,
-		       const char *clock, int absolute, int pid, uint64_t dropped);
+		       const char *clock, int absolute, int pid, uint64_t dropped, int force);
+/* `faststamp trace --format perfetto`: events (in time order) into o as Perfetto's
+ * protobuf trace, timestamps in ns on the builtin clock clock_id (Perfetto's
+ * BuiltinClock: 1 REALTIME, 3 MONOTONIC, 5 MONOTONIC_RAW, 6 BOOTTIME). 0, or -1 (no
+ * memory, or a write failed). */
+int fts_tool_trace_perfetto(FILE *o, struct fts_trace_event *const *ev, size_t n,
+			    unsigned clock_id, int pid);
 
 /* Helpers (util.c). */
 int64_t fts_tool_now(clockid_t id);

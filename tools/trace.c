@@ -6,33 +6,43 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "faststamp.h"
 #include "tool.h"
 
 static const char usage[] =
 	"usage: faststamp trace FILE [--clock realtime|tai|monotonic|boottime|raw]\n"
-	"                       [--format text|json|ctf] [--out PATH]\n"
+	"                       [--format text|json|ctf|perfetto] [--out PATH [--force]]\n"
 	"  Print the events of a trace file (fts_trace_start), each at what the clock read\n"
 	"  when it was stored, from the history the file holds.\n"
 	"  --clock C    CLOCK_REALTIME (the default), CLOCK_TAI, CLOCK_MONOTONIC,\n"
 	"               CLOCK_BOOTTIME or CLOCK_MONOTONIC_RAW\n"
 	"  --format F   text (the default): one line an event, in time order: SEC.NSEC\n"
-	"               on the clock, +-BOUND ns, tid, name, kind (instant, begin, end),\n"
+	"               on the clock, +-BOUND ns, tid, name, kind (instant, begin, end;\n"
+	"               end-unpaired: an end no begin in the file opened),\n"
 	"               field=value...; json: the Chrome Trace Event Format (ts and dur in\n"
-	"               us with three decimals on the clock's own scale; a span as one\n"
-	"               event of ph X, or B/E when its other end is not in the file);\n"
+	"               us with three decimals, ts from otherData's origin_ns, a whole\n"
+	"               second on the clock, so that a double holds every ns; a span as\n"
+	"               one event of ph X, or B/E when its other end is not in the file);\n"
 	"               ctf: a CTF 1.8 trace (babeltrace2, Trace Compass) in the new\n"
-	"               directory --out: ns on the clock, a stream a thread\n"
-	"  --out PATH   write there (default: standard output; ctf: required)\n"
-	"Exit 0 when every event converted, 1 when some did not or the file is damaged\n"
-	"(every whole block before the damage printed), 2 on a usage error.\n";
+	"               directory --out: ns on the clock, a stream a thread; perfetto:\n"
+	"               Perfetto's own protobuf trace in the file --out, ns on the clock\n"
+	"               (no TAI), a track a thread, fields as debug annotations\n"
+	"  --out PATH   write there (default: standard output; ctf: required); never the\n"
+	"               trace itself, and not a file or directory that exists unless\n"
+	"  --force      is given (a CTF directory is then emptied of its trace first)\n"
+	"Exit 0 when every event converted, 1 when some did not, the file is damaged\n"
+	"(each damaged block passed over, said with its offset; every whole block before\n"
+	"and after printed; a damaged history: counters instead of times) or holds no\n"
+	"event and was not stopped, 2 on a usage error.\n";
 
 struct ev {
 	struct fts_trace_event e;
 	uint64_t seq;
 	int64_t dur;           /* a begin paired with its end: the span, ns */
 	int paired;            /* 1: a begin with its end; 2: an end merged into its begin */
+	int counter;           /* no time (the file's history damaged): its counter alone */
 };
 
 static int by_time(const void *a, const void *b)
@@ -59,14 +69,22 @@ static void print_text(FILE *o, const struct ev *v)
 {
 	const struct fts_trace_event *e = &v->e;
 
-	print_fixed(o, e->ns, 1000000000, 9);
-	fprintf(o, " +-%" PRId64 " %" PRIu32 " %s %s", e->err_ns, e->tid, e->name, kinds[e->kind]);
+	if (v->counter)
+		fprintf(o, "counter:%#" PRIx64 " +-?", e->stamp);
+	else
+		print_fixed(o, e->ns, 1000000000, 9);
+	if (!v->counter)
+		fprintf(o, " +-%" PRId64 "", e->err_ns);
+	/* an end no begin in the file opened (fts_span_end alone, or its begin lost) */
+	fprintf(o, " %" PRIu32 " %s %s", e->tid, e->name,
+		e->kind == FTS_EVENT_END && !v->paired ? "end-unpaired" : kinds[e->kind]);
 	for (unsigned k = 0; k < e->nfields; k++)
 		fprintf(o, " %s=%" PRIu64, e->field_names[k] ? e->field_names[k] : "?", e->fields[k]);
 	fputc('\n', o);
 }
 
-static void print_json(FILE *o, const struct ev *v, const struct ev *end, int pid, int first)
+static void print_json(FILE *o, const struct ev *v, const struct ev *end, int pid, int first,
+		       int64_t origin)
 {
 	const struct fts_trace_event *e = &v->e;
 	const char *ph = e->kind == FTS_EVENT_INSTANT ? "i" : v->paired ? "X"
@@ -75,13 +93,15 @@ static void print_json(FILE *o, const struct ev *v, const struct ev *end, int pi
 
 	/* names and field names hold no '"' or '\' (fts_event_define) */
 	fprintf(o, "%s\n{\"name\":\"%s\",\"ph\":\"%s\",\"ts\":", first ? "" : ",", e->name, ph);
-	print_fixed(o, e->ns, 1000, 3);
+	print_fixed(o, e->ns - origin, 1000, 3);
 	if (v->paired) {
 		fputs(",\"dur\":", o);
 		print_fixed(o, v->dur, 1000, 3);
 	}
 	if (e->kind == FTS_EVENT_INSTANT)
 		fputs(",\"s\":\"t\"", o);
+	if (e->kind == FTS_EVENT_END && !v->paired)
+		fputs(",\"cat\":\"unpaired\"", o);
 	fprintf(o, ",\"pid\":%d,\"tid\":%" PRIu32 ",\"args\":{", pid, e->tid);
 	for (unsigned k = 0; k < e->nfields; k++)
 		fprintf(o, "%s\"%s\":%" PRIu64, n++ ? "," : "", e->field_names[k], e->fields[k]);
@@ -91,20 +111,45 @@ static void print_json(FILE *o, const struct ev *v, const struct ev *end, int pi
 	fputs("}}", o);
 }
 
+/* Whether --out may be written: never the trace itself (the same file, by any name),
+ * and a regular file or a directory that exists only with --force (ctf: a directory;
+ * else a file). A device or a pipe is written to. */
+static int out_allowed(const char *in, const char *out, int force, int ctf)
+{
+	struct stat si, so;
+	const char *why = NULL;
+
+	if (stat(out, &so) < 0)
+		return 1;
+	if (stat(in, &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+		why = "the trace itself: never written over";
+	else if (!S_ISREG(so.st_mode) && !S_ISDIR(so.st_mode))
+		return 1;
+	else if (!force)
+		why = "exists (--force to replace it)";
+	else if (!S_ISDIR(so.st_mode) != !ctf)
+		why = ctf ? "exists and is not a directory" : "is a directory";
+	if (why)
+		fprintf(stderr, "faststamp trace: --out %s: %s\n", FTS_TOOL_CLEAN(out), why);
+	return !why;
+}
+
 int fts_tool_trace(int argc, char **argv)
 {
 	const char *path = NULL, *out = NULL;
-	int clk = 0, json = 0, ctf = 0, bad = 0, rc;
+	int clk = 0, json = 0, ctf = 0, perfetto = 0, bad = 0, rc, force = 0;
+	size_t counters = 0;
 	struct fts_trace *t;
 	struct fts_trace_stats st = { .size = sizeof(st) };
 	struct ev *v = NULL;
 	size_t n = 0, cap = 0, *open_ = NULL, nopen = 0;
 	FILE *o = stdout;
-	enum { OPT_CLOCK, OPT_FORMAT, OPT_OUT, OPT_N };
+	enum { OPT_CLOCK, OPT_FORMAT, OPT_OUT, OPT_FORCE, OPT_N };
 	static const char *const names[OPT_N] = {
 		[OPT_CLOCK] = "--clock", [OPT_FORMAT] = "--format", [OPT_OUT] = "--out",
+		[OPT_FORCE] = "--force",
 	};
-	struct fts_tool_opts opts = FTS_TOOL_OPTS("trace", usage, names, OPT_N);
+	struct fts_tool_opts opts = FTS_TOOL_OPTS("trace", usage, names, OPT_FORCE);
 
 	for (int i = 1; i < argc; i++) {
 		const char *val;
@@ -121,12 +166,17 @@ int fts_tool_trace(int argc, char **argv)
 				json = 1;
 			else if (!strcmp(val, "ctf"))
 				ctf = 1;
+			else if (!strcmp(val, "perfetto"))
+				perfetto = 1;
 			else if (strcmp(val, "text"))
-				return fts_tool_usage_error("trace", usage,
-							    "unknown --format '%s' (text, json or ctf)", val);
+				return fts_tool_usage_error("trace", usage, "unknown --format '%s' "
+							    "(text, json, ctf or perfetto)", val);
 			break;
 		case OPT_OUT:
 			out = val;
+			break;
+		case OPT_FORCE:
+			force = 1;
 			break;
 		case FTS_OPT_ARG:
 			if (path)
@@ -145,13 +195,26 @@ int fts_tool_trace(int argc, char **argv)
 		return fts_tool_usage_error("trace", usage, "%s", "a trace FILE is required");
 	if (ctf && !out)
 		return fts_tool_usage_error("trace", usage, "%s", "--format ctf needs --out DIR");
+	if (perfetto && !out)
+		return fts_tool_usage_error("trace", usage, "%s", "--format perfetto needs --out FILE");
+	/* Perfetto's clocks: REALTIME 1, MONOTONIC 3, MONOTONIC_RAW 5, BOOTTIME 6; no TAI */
+	if (perfetto && clk == 1)
+		return fts_tool_usage_error("trace", usage, "%s", "--format perfetto has no TAI clock "
+					    "(realtime, monotonic, boottime or raw)");
+	if (force && !out)
+		return fts_tool_usage_error("trace", usage, "%s", "--force goes with --out");
+	if (out && !out_allowed(path, out, force, ctf))
+		return 1;
 	{
 		static const clockid_t ids[FTS_TOOL_NCLK] = { CLOCK_REALTIME, CLOCK_TAI, CLOCK_MONOTONIC,
 							       CLOCK_BOOTTIME, CLOCK_MONOTONIC_RAW };
 		if (!(t = fts_trace_open(path, ids[clk]))) {
 			fprintf(stderr, "faststamp trace: %s: %s\n", FTS_TOOL_CLEAN(path),
-				errno == EBADMSG ? "not a trace, damaged, or without that clock's history"
-						 : strerror(errno));
+				errno == EBADMSG ? "not a trace (its header is not one), or without "
+						   "that clock's history"
+				: errno == ENODATA ? "empty, or cut before its first whole block: no trace in it"
+				: errno == EISDIR ? "is a directory, not a trace file"
+				: errno == ESPIPE ? "a pipe: a trace is read from a file" : strerror(errno));
 			return 1;
 		}
 	}
@@ -172,13 +235,32 @@ int fts_tool_trace(int argc, char **argv)
 			cap = c;
 		}
 		memset(&v[n], 0, sizeof(v[n]));
-		if ((rc = fts_trace_next(t, &v[n].e)) <= 0) {
+		if ((rc = fts_trace_next(t, &v[n].e)) < 0 && errno == EBADMSG) {
+			fts_trace_summary(t, &st);
+			fprintf(stderr, "faststamp trace: %s: a damaged block at byte %" PRIu64
+				", passed over: reading goes on at byte %" PRIu64 "\n",
+				FTS_TOOL_CLEAN(path), st.damage_at, st.damage_end);
+			bad = 1;
+			continue;
+		}
+		if (rc <= 0) {
 			if (rc < 0) {
 				fprintf(stderr, "faststamp trace: %s: after %zu events: %s\n",
 					FTS_TOOL_CLEAN(path), n, strerror(errno));
 				bad = 1;
 			}
 			break;
+		}
+		if (v[n].e.error == EBADMSG) {
+			/* no history to give a time: text prints the counter, in the file's order */
+			counters++;
+			bad = 1;
+			if (!json && !ctf && !perfetto) {
+				v[n].counter = 1;
+				v[n].seq = n;
+				n++;
+			}
+			continue;
 		}
 		if (v[n].e.error) {
 			fprintf(stderr, "faststamp trace: event %zu (%s, stamp %#" PRIx64 "): not "
@@ -207,13 +289,18 @@ int fts_tool_trace(int argc, char **argv)
 		n++;
 	}
 	fts_trace_summary(t, &st);
+	if (counters)
+		fprintf(stderr, "faststamp trace: %s: the file's history was in a damaged block: "
+			"%zu events have no time on %s; %s\n", FTS_TOOL_CLEAN(path), counters,
+			fts_tool_clock_name[clk], json || ctf || perfetto ? "left out (the text format prints "
+			"their counters)" : "each printed with its counter (counter:0x...)");
 	if (ctf) {
 		struct fts_trace_event **p = malloc((n ? n : 1) * sizeof(*p));
 		qsort(v, n, sizeof(*v), by_time);
 		for (size_t i = 0; p && i < n; i++)
 			p[i] = &v[i].e;
 		if (!p || fts_tool_trace_ctf(out, p, n, fts_tool_clock_arg[clk], clk <= 1,
-					     fts_trace_pid(t), st.dropped) < 0)
+					     fts_trace_pid(t), st.dropped, force) < 0)
 			bad = 1;
 		free(p);
 		o = NULL;
@@ -223,9 +310,27 @@ int fts_tool_trace(int argc, char **argv)
 		bad = 1;
 		o = NULL;
 	}
-	if (o && json) {
+	if (o && perfetto) {
+		static const unsigned ids[FTS_TOOL_NCLK] = { 1, 0, 3, 6, 5 };
+		struct fts_trace_event **p = malloc((n ? n : 1) * sizeof(*p));
+		qsort(v, n, sizeof(*v), by_time);
+		for (size_t i = 0; p && i < n; i++)
+			p[i] = &v[i].e;
+		if (!p || fts_tool_trace_perfetto(o, p, n, ids[clk], fts_trace_pid(t)) < 0) {
+			fprintf(stderr, "faststamp trace: %s: %s\n", FTS_TOOL_CLEAN(out),
+				p ? strerror(errno) : strerror(ENOMEM));
+			bad = 1;
+		}
+		free(p);
+	} else if (o && json) {
 		int first = 1;
-		fputs("{\"traceEvents\":[", o);
+		/* times from a whole second before the first event: a double holds every ns of
+		 * 52 days from there, where it holds a quarter of a us on REALTIME's scale */
+		int64_t origin = INT64_MAX;
+		for (size_t i = 0; i < n; i++)
+			origin = v[i].e.ns < origin ? v[i].e.ns : origin;
+		origin = n ? origin / 1000000000 - (origin % 1000000000 < 0) : 0;
+		fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", o);
 		for (size_t i = 0; i < n; i++) {
 			const struct ev *end = NULL;
 			if (v[i].paired == 2)
@@ -235,16 +340,25 @@ int fts_tool_trace(int argc, char **argv)
 				if (v[j].paired == 2 && v[j].e.tid == v[i].e.tid &&
 				    v[j].e.type == v[i].e.type && v[j].e.ns - v[i].e.ns == v[i].dur)
 					end = &v[j];
-			print_json(o, &v[i], end, fts_trace_pid(t), first);
+			print_json(o, &v[i], end, fts_trace_pid(t), first, origin * 1000000000);
 			first = 0;
 		}
-		fprintf(o, "\n],\"otherData\":{\"clock\":\"%s\",\"events\":\"%" PRIu64 "\",\"dropped\":\"%"
-			PRIu64 "\",\"lost\":\"%" PRIu64 "\"}}\n", fts_tool_clock_name[clk], st.events,
-			st.dropped, st.lost);
+		fprintf(o, "\n],\"otherData\":{\"clock\":\"%s\",\"origin_s\":%" PRId64 ",\"origin_ns\":\"%"
+			PRId64 "\",\"events\":\"%" PRIu64 "\",\"dropped\":\"%" PRIu64 "\",\"lost\":\"%"
+			PRIu64 "\"}}\n", fts_tool_clock_name[clk], origin, origin * 1000000000, st.events, st.dropped,
+			st.lost);
 	} else if (o) {
 		qsort(v, n, sizeof(*v), by_time);
 		for (size_t i = 0; i < n; i++)
 			print_text(o, &v[i]);
+	}
+	if (st.damaged)
+		fprintf(stderr, "faststamp trace: %s: %" PRIu64 " damaged block%s passed over; every "
+			"whole block read\n", FTS_TOOL_CLEAN(path), st.damaged, st.damaged == 1 ? "" : "s");
+	if (!st.stopped && !st.events) {
+		fprintf(stderr, "faststamp trace: %s: no event in it, and the trace was not stopped\n",
+			FTS_TOOL_CLEAN(path));
+		bad = 1;
 	}
 	if (st.dropped || st.lost || !st.stopped)
 		fprintf(stderr, "faststamp trace: %" PRIu64 " events, %" PRIu64 " dropped by full rings, %"

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -47,12 +48,17 @@ static void set64(struct buf *b, size_t at, uint64_t v)
 		b->p[at + (size_t)i] = (unsigned char)(v >> 8 * i);
 }
 
-/* The metadata: one event class a type seen (its fields with a leading underscore,
- * which CTF readers drop, so that no field name is taken for a TSDL keyword). */
+/* An event's class: its type and the fields it was given (the first nfields of its
+ * type's), so that a field not given is absent, as in the text and the JSON. */
+#define CLASS(e) ((e)->type * (FTS_EVENT_MAX_FIELDS + 1) + (int)(e)->nfields)
+
+/* The metadata: one event class a type and field count seen (its fields with a leading
+ * underscore, which CTF readers drop, so that no field name is taken for a TSDL
+ * keyword). */
 static int write_metadata(FILE *f, struct fts_trace_event *const *ev, size_t n,
 			  const char *clock, int absolute, int pid)
 {
-	unsigned char seen[FTS_EVENT_TYPES_MAX] = { 0 };
+	unsigned char seen[FTS_EVENT_TYPES_MAX * (FTS_EVENT_MAX_FIELDS + 1)] = { 0 };
 
 	fprintf(f, "/* CTF 1.8 */\n\n"
 		"typealias integer { size = 8; align = 8; signed = false; } := uint8_t;\n"
@@ -79,13 +85,13 @@ static int write_metadata(FILE *f, struct fts_trace_event *const *ev, size_t n,
 		pid, clock, absolute ? "true" : "false", clock);
 	for (size_t i = 0; i < n; i++) {
 		const struct fts_trace_event *e = ev[i];
-		if (seen[e->type])
+		if (seen[CLASS(e)])
 			continue;
-		seen[e->type] = 1;
+		seen[CLASS(e)] = 1;
 		/* names hold no '"' or '\' (fts_event_define) */
 		fprintf(f, "\nevent {\n\tname = \"%s\";\n\tid = %d;\n\tstream_id = 0;\n"
-			"\tfields := struct {\n", e->name, e->type);
-		for (unsigned k = 0; k < FTS_EVENT_MAX_FIELDS && e->field_names[k]; k++)
+			"\tfields := struct {\n", e->name, CLASS(e));
+		for (unsigned k = 0; k < e->nfields && e->field_names[k]; k++)
 			fprintf(f, "\t\tuint64_t _%s;\n", e->field_names[k]);
 		fprintf(f, "\t};\n};\n");
 	}
@@ -110,15 +116,15 @@ static int write_stream(const char *dir, uint32_t tid, struct fts_trace_event *c
 	for (size_t i = 0; i < n; i++) {
 		const struct fts_trace_event *e = ev[i];
 		unsigned nf = 0;
-		while (nf < FTS_EVENT_MAX_FIELDS && e->field_names[nf])
+		while (nf < e->nfields && e->field_names[nf])
 			nf++;
-		put(&b, (uint64_t)e->type, 4);
+		put(&b, (uint64_t)CLASS(e), 4);
 		put(&b, (uint64_t)e->ns, 8);
 		put(&b, e->tid, 4);
 		put(&b, (uint64_t)e->kind, 1);
 		put(&b, (uint64_t)e->err_ns, 8);
 		for (unsigned k = 0; k < nf; k++)
-			put(&b, e->fields[k], 8);   /* a field not given is 0 */
+			put(&b, e->fields[k], 8);   /* those given: its class's */
 	}
 	if (b.failed) {
 		free(b.p);
@@ -157,14 +163,47 @@ static int by_tid(const void *a, const void *b)
 	return x->ns < y->ns ? -1 : x->ns > y->ns ? 1 : (x < y ? -1 : x > y);
 }
 
+/* A directory that exists, given with --force: emptied of a CTF trace (metadata,
+ * stream_*) if that is all it holds; anything else in it, and it is left alone. 0 or
+ * negative errno (-ENOTEMPTY: other files). */
+static int empty_ctf_dir(const char *dir)
+{
+	char path[4096];
+	struct dirent *d;
+	DIR *dp = opendir(dir);
+	int rc = 0, pass;
+
+	if (!dp)
+		return -errno;
+	for (pass = 0; pass < 2 && !rc; pass++, rewinddir(dp))
+		while ((d = readdir(dp)) && !rc) {
+			if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, ".."))
+				continue;
+			if (strcmp(d->d_name, "metadata") && strncmp(d->d_name, "stream_", 7))
+				rc = -ENOTEMPTY;   /* not a CTF trace of ours: nothing removed */
+			else if (pass == 1 && (snprintf(path, sizeof(path), "%s/%s", dir, d->d_name),
+					       unlink(path) < 0))
+				rc = -errno;
+		}
+	closedir(dp);
+	return rc;
+}
+
 int fts_tool_trace_ctf(const char *dir, struct fts_trace_event **ev, size_t n,
-		       const char *clock, int absolute, int pid, uint64_t dropped)
+		       const char *clock, int absolute, int pid, uint64_t dropped, int force)
 {
 	char path[4096];
 	FILE *f;
 	int rc;
 
-	if (mkdir(dir, 0755) < 0) {
+	if (force && (rc = empty_ctf_dir(dir)) != -ENOENT) {
+		if (rc < 0) {
+			fprintf(stderr, "faststamp trace: %s: %s\n", FTS_TOOL_CLEAN(dir),
+				rc == -ENOTEMPTY ? "holds files of no CTF trace: not replaced"
+						 : strerror(-rc));
+			return -1;
+		}
+	} else if (mkdir(dir, 0755) < 0) {
 		fprintf(stderr, "faststamp trace: %s: %s (a new directory for the CTF trace)\n",
 			FTS_TOOL_CLEAN(dir), strerror(errno));
 		return -1;

@@ -123,11 +123,26 @@ char *fts_tool_clean(char *out, size_t len, const char *s, size_t n)
 	return out;
 }
 
+/* After a usage error: the usage's synopsis (its first line and the lines that go on
+ * with options, '[' after the indent) and where the rest is, not the whole text. */
+static void usage_hint(const char *cmd, const char *usage)
+{
+	for (const char *p = usage, *nl; *p; p = nl + 1) {
+		if (p != usage && p[strspn(p, " ")] != '[')
+			break;
+		if (!(nl = strchr(p, '\n')))
+			nl = p + strlen(p) - 1;
+		fprintf(stderr, "%.*s\n", (int)(nl - p), p);
+	}
+	fprintf(stderr, "Try 'faststamp %s --help' for more.\n", cmd);
+}
+
 int fts_tool_usage_error(const char *cmd, const char *usage, const char *fmt, const char *arg)
 {
 	fprintf(stderr, "faststamp %s: ", cmd);
 	fprintf(stderr, fmt, arg);
-	fprintf(stderr, "\n%s", usage);
+	fputc('\n', stderr);
+	usage_hint(cmd, usage);
 	return 2;
 }
 
@@ -160,8 +175,9 @@ int fts_tool_opt(struct fts_tool_opts *o, int argc, char **argv, int *i, const c
 		/* No option takes a negative number: a value that starts with '-' (but "-",
 		 * standard input) is the next option, and this one's value was left out. */
 		if (!v || (v[0] == '-' && v[1])) {
-			fprintf(stderr, "faststamp %s: %s needs a value%s%s%s\n%s", o->cmd, a,
-				v ? ", not the option '" : "", v ? v : "", v ? "'" : "", o->usage);
+			fprintf(stderr, "faststamp %s: %s needs a value%s%s%s\n", o->cmd, a,
+				v ? ", not the option '" : "", v ? v : "", v ? "'" : "");
+			usage_hint(o->cmd, o->usage);
 			return FTS_OPT_BAD;
 		}
 		if (o->seen & 1u << k) {

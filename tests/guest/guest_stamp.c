@@ -786,7 +786,7 @@ int main(int argc, char **argv)
 	       " wide_span_us=%.1f max_err_ns=%" PRId64 " max_gap_us=%.1f fault_gap_us=%.1f"
 	       " steps_seen=%" PRIu64 " suspends_seen=%" PRIu64 " samples_taken=%" PRIu64
 	       " cpu_skew_ns=%" PRId64 " proof_tries=%d counter_stamps=%" PRIu64
-	       " backend=%s clocksource=%s",
+	       " backend=%s clocksource=%s clock_res_ns=%" PRId64,
 	       sc->name, f.ok, n, outside, worst, straddling, tagged,
 	       tagged ? rel_us(&recs[first_tagged], &f) : 0.0, errors + imm.errors, imm.count,
 	       imm.outside, imm.worst, wide, wide ? rel_us(&recs[first_wide], &f) : 0.0,
@@ -794,7 +794,7 @@ int main(int argc, char **argv)
 	       wide ? (double)(recs[last_wide].mono - recs[first_wide].mono) / 1e3 : 0.0, max_err,
 	       (double)max_gap / 1e3, (double)fault_gap / 1e3, info.steps_seen,
 	       info.suspends_seen, info.samples_taken, info.cpu_skew_ns, tries, n - tagged,
-	       info.backend, info.clocksource[0] ? info.clocksource : "-");
+	       info.backend, info.clocksource[0] ? info.clocksource : "-", info.clock_res_ns);
 	for (int k = 0; k < NCLK; k++)
 		printf(" %s_stamps=%" PRIu64 " %s_outside=%" PRIu64 " %s_worst_miss_ns=%" PRId64
 		       " %s_span_stamps=%" PRIu64 " %s_span_err_ns=%" PRId64 " %s_out_err_ns=%" PRId64
