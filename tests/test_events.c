@@ -679,9 +679,8 @@ static void ring_size_set_by_call(void **state)
 	unlink(path);
 }
 
-/* A burst of 30,000 events in a ring of 65,536, taken in one round (the drain thread
- * idle, and a ring never half full does not wake it): blocks of at most 4096 records,
- * every event read back in order. */
+/* A burst of 30,000 events in a ring of 65,536, after the drain backed off: blocks of
+ * at most 4096 records, every event read back in order. */
 static void *burst(void *p)
 {
 	int *type = p;
@@ -722,6 +721,42 @@ static void long_batch_split_in_blocks(void **state)
 		assert_int_equal(got[i], (uint64_t)i);
 	free(got);
 	free(b);
+	unlink(path);
+}
+
+/* A burst into a default ring after the drain backed off to its longest sleep (64 ms):
+ * the writer wakes it when a quarter of the ring waits, so that none of the burst is
+ * dropped while three quarters of the ring remain (12 ms at the burst's rate of an
+ * event a microsecond; a drain left asleep would find the ring full after 16 ms). Three
+ * bursts of a ring and a quarter, each after 150 ms of idle. */
+static void burst_after_idle_not_dropped(void **state)
+{
+	enum { RING = 16384, BURST = RING + RING / 4 };
+	char path[64];
+	int type = fts_event_define("after_idle", "i");
+	uint64_t refused = 0;
+	(void)state;
+	unsetenv("FASTSTAMP_EVENT_RING");
+	assert_int_equal(fts_event_ring_size(RING), 0);
+	fresh_path(path, sizeof(path));
+	assert_int_equal(fts_trace_start(path), 0);
+	for (int b = 0; b < 3; b++) {
+		usleep(150000);   /* the drain backs off to sleeps of 64 ms */
+		int64_t t = now_ns(CLOCK_MONOTONIC);
+		for (uint64_t i = 0; i < BURST; i++) {
+			refused += fts_event(type, i) != 0;
+			t += 1000;
+			while (now_ns(CLOCK_MONOTONIC) < t)
+				;
+		}
+	}
+	assert_int_equal(fts_trace_stop(), 0);
+	struct fts_trace_stats st = { .size = sizeof(st) };
+	assert_int_equal(fts_trace_stats(&st), 0);
+	print_message("%" PRIu64 " events, %" PRIu64 " dropped\n", st.events, st.dropped);
+	assert_int_equal(refused, 0);
+	assert_int_equal(st.dropped, 0);
+	assert_int_equal(st.events, 3 * BURST);
 	unlink(path);
 }
 
@@ -1006,6 +1041,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(reads_packed_layout),
 		cmocka_unit_test(ring_size_set_by_call),
 		cmocka_unit_test(long_batch_split_in_blocks),
+		cmocka_unit_test(burst_after_idle_not_dropped),
 		cmocka_unit_test(full_disk_loses_counted),
 		cmocka_unit_test(fork_child_never_writes_parent_trace),
 		cmocka_unit_test(ring_not_copied_on_fork),

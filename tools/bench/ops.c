@@ -423,6 +423,31 @@ OP(op_event_relaxed)
 		bench_sink = fts_event_relaxed(event_type, i, (uint64_t)bench_sink);
 }
 
+/* Bursts larger than the ring, the drain running as in any program that logs: no
+ * drain before a run (the drain thread alone empties the ring, after backing off while
+ * the other rows ran), a run one burst of BURST_EVENTS (4 default rings). An event the
+ * ring refused costs what it cost and is counted (bench_burst). */
+#define BURST_EVENTS 65536
+struct bench_burst bench_burst;
+
+OP(op_event_burst)
+{
+	size_t refused = 0;
+	for (size_t i = 0; i < n; i++)
+		refused += fts_event(event_type, i, (uint64_t)bench_sink) != 0;
+	bench_burst.calls[0] += n;
+	bench_burst.refused[0] += refused;
+}
+
+OP(op_event_relaxed_burst)
+{
+	size_t refused = 0;
+	for (size_t i = 0; i < n; i++)
+		refused += fts_event_relaxed(event_type, i, (uint64_t)bench_sink) != 0;
+	bench_burst.calls[1] += n;
+	bench_burst.refused[1] += refused;
+}
+
 /* The baseline a user has today: clock_gettime and the same 48-byte record, by hand,
  * into a ring of the thread's own with a release store of its head. */
 static __thread struct {
@@ -497,12 +522,17 @@ struct op bench_ops[] = {
 	  .duo = "fts_store_relaxed" },
 	/* Events: fts_event with two fields, against the stores above and a record
 	 * stamped with clock_gettime by hand */
-	{ .key = "event", .label = "fts_event, 2 fields (tracing)", .run = op_event,
+	{ .key = "event", .label = "fts_event, 2 fields, drain idle (1/4 ring)", .run = op_event,
 	  .prep = prep_event, .have = have_trace, .max = 4096,
-	  .duo = "fts_event, 2 fields (tracing)", .duo_prep = 1 },
-	{ .key = "event_relaxed", .label = "fts_event_relaxed, 2 fields", .run = op_event_relaxed,
-	  .prep = prep_event, .have = have_trace, .max = 4096,
-	  .duo = "fts_event_relaxed, 2 fields", .duo_prep = 1 },
+	  .duo = "fts_event, 2 fields, drain idle", .duo_prep = 1 },
+	{ .key = "event_relaxed", .label = "fts_event_relaxed, drain idle (1/4 ring)",
+	  .run = op_event_relaxed, .prep = prep_event, .have = have_trace, .max = 4096,
+	  .duo = "fts_event_relaxed, drain idle", .duo_prep = 1 },
+	{ .key = "event_burst", .label = "fts_event, bursts of 65536, drain running",
+	  .run = op_event_burst, .have = have_trace, .unit = BURST_EVENTS, .max = BURST_EVENTS },
+	{ .key = "event_relaxed_burst", .label = "fts_event_relaxed, bursts, drain running",
+	  .run = op_event_relaxed_burst, .have = have_trace, .unit = BURST_EVENTS,
+	  .max = BURST_EVENTS },
 	{ .key = "event_clock_gettime", .label = "clock_gettime + the record, by hand",
 	  .run = op_event_cgt, .prep = prep_event_cgt, .duo = "clock_gettime + the record, by hand" },
 	{ .key = "event_drain", .label = "fts_event + its drain round", .run = op_event_drain,
