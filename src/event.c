@@ -225,14 +225,21 @@ static struct fts__ring *ring_new(void)
 }
 
 /* At each eighth of the ring the writer writes (the one place it reads the drain's
- * lines while the ring has room): wake the drain when it sleeps and a quarter of the
- * ring or more waits for it, at most once per quarter. So a burst into a ring the drain
- * left idle wakes it by the time a quarter is full, with three quarters to go. */
+ * lines while the ring has room): wake the drain, at most once per quarter, when it
+ * backed off after idle and a quarter of the ring or more waits for it (a burst into a
+ * ring the drain left idle wakes it with three quarters to go), or when it sleeps the
+ * time a quarter should take at the last rate and half the ring waits (the rate rose).
+ * A drain that keeps pace wakes on its own: a wake-up from the writer may put the drain
+ * on the writer's CPU, ahead of it. */
 static __attribute__((noinline)) void ring_look(struct fts__ring *r, uint64_t h)
 {
+	uint64_t quarter = (r->mask + 1) >> 2;
+	int sleeping;
+
 	r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-	if (h - r->tail_seen >= (r->mask + 1) >> 2 && h - r->kicked_at >= (r->mask + 1) >> 2 &&
-	    __atomic_load_n(&fts__drain_wake.sleeping, __ATOMIC_RELAXED)) {
+	if (h - r->tail_seen >= quarter && h - r->kicked_at >= quarter &&
+	    (sleeping = __atomic_load_n(&fts__drain_wake.sleeping, __ATOMIC_RELAXED)) != 0 &&
+	    (sleeping == FTS__DRAIN_IDLE || h - r->tail_seen >= 2 * quarter)) {
 		r->kicked_at = h;
 		__atomic_add_fetch(&fts__drain_wake.kick, 1, __ATOMIC_RELEASE);
 		syscall(SYS_futex, &fts__drain_wake.kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);

@@ -136,8 +136,10 @@ uint64_t fts__rings_orphan_drops(void);
 /* The ring size in records for rings made from now on (FASTSTAMP_EVENT_RING). */
 void fts__rings_configure(void);
 size_t fts__rings_size(void);
-/* The drain's wake-up: the futex word writers bump when a quarter of their ring waits,
- * and whether the drain sleeps on it; a line of its own. */
+/* The drain's wake-up: the futex word writers bump, and whether the drain sleeps on it
+ * (0 no, FTS__DRAIN_PACED until a quarter of a ring should fill at the last rate,
+ * FTS__DRAIN_IDLE backed off after a round that found nothing); a line of its own. */
+enum { FTS__DRAIN_PACED = 1, FTS__DRAIN_IDLE = 2 };
 struct fts__drain_wake {
 	_Alignas(64) uint32_t kick;
 	int sleeping;

@@ -272,7 +272,8 @@ static void *drain_main(void *arg)
 		ts.tv_sec = wait / 1000000000;
 		ts.tv_nsec = wait % 1000000000;
 		k = __atomic_load_n(&fts__drain_wake.kick, __ATOMIC_ACQUIRE);
-		__atomic_store_n(&fts__drain_wake.sleeping, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&fts__drain_wake.sleeping, moved ? FTS__DRAIN_PACED : FTS__DRAIN_IDLE,
+				 __ATOMIC_RELAXED);
 		syscall(SYS_futex, &fts__drain_wake.kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
 		__atomic_store_n(&fts__drain_wake.sleeping, 0, __ATOMIC_RELAXED);
 		pthread_mutex_lock(&trace_lock);
