@@ -724,14 +724,15 @@ static void long_batch_split_in_blocks(void **state)
 	unlink(path);
 }
 
-/* A burst into a default ring after the drain backed off to its longest sleep (64 ms):
- * the writer wakes it when a quarter of the ring waits, so that none of the burst is
+/* A burst into a ring after the drain backed off to its longest sleep (64 ms): the
+ * writer wakes it when a quarter of the ring waits, so that none of the burst is
  * dropped while three quarters of the ring remain (12 ms at the burst's rate of an
- * event a microsecond; a drain left asleep would find the ring full after 16 ms). Three
- * bursts of a ring and a quarter, each after 150 ms of idle. */
+ * event every 4 us, slow enough for a sanitizer's drain; a drain left asleep would find
+ * the ring of 4096 full after 16 ms). Three bursts of a ring and a quarter, each after
+ * 150 ms of idle. */
 static void burst_after_idle_not_dropped(void **state)
 {
-	enum { RING = 16384, BURST = RING + RING / 4 };
+	enum { RING = 4096, BURST = RING + RING / 4, PACE_NS = 4000 };
 	char path[64];
 	int type = fts_event_define("after_idle", "i");
 	uint64_t refused = 0;
@@ -745,7 +746,7 @@ static void burst_after_idle_not_dropped(void **state)
 		int64_t t = now_ns(CLOCK_MONOTONIC);
 		for (uint64_t i = 0; i < BURST; i++) {
 			refused += fts_event(type, i) != 0;
-			t += 1000;
+			t += PACE_NS;
 			while (now_ns(CLOCK_MONOTONIC) < t)
 				;
 		}
