@@ -376,9 +376,11 @@ OP(op_calib_control_load)
  * A trace runs from the probe on, before any row is timed, so that every row sees the
  * same history (a tracing process calibrates its own), into a file removed at once
  * (on tmpfs where there is one: the disk is not what is measured). Its rings are the
- * default's (16384 records); each timed run starts with them drained and writes at
- * most a quarter of one (.max), below the half at which a writer wakes the drain: the
- * rows time the write, not a full ring's drop nor a drain beside it. */
+ * default's (16384 records); in the idle rows (event, event_relaxed) each timed run
+ * starts with them drained and writes IDLE_EVENTS, under the quarter at which a writer
+ * wakes a drain backed off after idle: they time the write, not a full ring's drop nor
+ * a drain beside it. The burst rows (below) time what a program that logs fast meets. */
+#define IDLE_EVENTS 4000
 static int event_type = -1;
 
 static int have_trace(void)
@@ -522,11 +524,11 @@ struct op bench_ops[] = {
 	  .duo = "fts_store_relaxed" },
 	/* Events: fts_event with two fields, against the stores above and a record
 	 * stamped with clock_gettime by hand */
-	{ .key = "event", .label = "fts_event, 2 fields, drain idle (1/4 ring)", .run = op_event,
-	  .prep = prep_event, .have = have_trace, .max = 4096,
+	{ .key = "event", .label = "fts_event, 2 fields, drain idle (4000)", .run = op_event,
+	  .prep = prep_event, .have = have_trace, .max = IDLE_EVENTS,
 	  .duo = "fts_event, 2 fields, drain idle", .duo_prep = 1 },
-	{ .key = "event_relaxed", .label = "fts_event_relaxed, drain idle (1/4 ring)",
-	  .run = op_event_relaxed, .prep = prep_event, .have = have_trace, .max = 4096,
+	{ .key = "event_relaxed", .label = "fts_event_relaxed, drain idle (4000)",
+	  .run = op_event_relaxed, .prep = prep_event, .have = have_trace, .max = IDLE_EVENTS,
 	  .duo = "fts_event_relaxed, drain idle", .duo_prep = 1 },
 	{ .key = "event_burst", .label = "fts_event, bursts of 65536, drain running",
 	  .run = op_event_burst, .have = have_trace, .unit = BURST_EVENTS, .max = BURST_EVENTS },
