@@ -9,7 +9,8 @@
  *                     no clock read)
  *   convlines first   no valgrind: the process's first conversion, timed (ns, on
  *                     CLOCK_MONOTONIC), between two getpid system calls that mark it
- *                     for strace, and the history it used (scripts/attach-breakdown)
+ *                     for strace, the page faults it took, and the history it used
+ *                     (scripts/attach-breakdown)
  *
  * Both kinds are converted first, untimed, so that what one conversion reads the first
  * time only (a history made, a path looked up) is behind. Exit 0, 1 when the
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -43,13 +45,18 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "first")) {
 		struct timespec a, b;
+		struct rusage ra, rb;
 		store_fast_timestamp(&s);
+		getrusage(RUSAGE_SELF, &ra);
 		syscall(SYS_getpid);   /* marks for strace: the conversion lies between */
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		rc = fts_convert(&s, &ns, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &b);
 		syscall(SYS_getpid);
-		printf("first %lld\n", (long long)((b.tv_sec - a.tv_sec) * 1000000000LL + b.tv_nsec - a.tv_nsec));
+		getrusage(RUSAGE_SELF, &rb);
+		printf("first %lld\nfaults %ld\n",
+		       (long long)((b.tv_sec - a.tv_sec) * 1000000000LL + b.tv_nsec - a.tv_nsec),
+		       (rb.ru_minflt - ra.ru_minflt) + (rb.ru_majflt - ra.ru_majflt));
 		struct fts_info in = { .size = sizeof(in) };
 		if (fts_get_info(&in) == 0)
 			printf("source %s\nnote %s\n", in.history_source, in.history_note);
