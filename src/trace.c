@@ -145,9 +145,9 @@ static int events_blocks(const struct fts__ring_batch *b)
 
 /* With trace_lock held: one round, of at most `most` records of each ring. sample: a
  * sample of the clock first; whole: a ring's records taken end where a line does (the
- * drain thread's rounds, beside a writer). *moved: the records it took. 0, or negative errno: a
- * failed write loses the round's records (counted); with no memory for the round they
- * stay in the rings for the next. */
+ * drain thread's rounds, beside a writer). *moved: the records it took. 0, or negative
+ * errno: a failed write loses the round's records (counted); with no memory for the
+ * round they stay in the rings for the next. */
 static int round_locked(int sample, uint64_t *moved, size_t most, int whole)
 {
 	unsigned char *tap = NULL;
