@@ -670,7 +670,9 @@ FTS__API int fts_clock_record(const char *path);
  * blocked, moves the records of every ring into the file in batches: while records
  * arrive, every 1 ms or sooner (down to 50 us: when a quarter of a ring fills sooner
  * at their rate), backing off to every 64 ms when idle, and at once when a writer
- * finds its ring half full (one futex wake, a system call made on that path alone).
+ * finds a quarter of its ring waiting for a drain backed off after idle, or half of it
+ * for one that sleeps between rounds (one futex wake, a system call made on that path
+ * alone, at most once per quarter of the ring).
  * fts_trace_drain() does a round in the caller. Each round writes the process clock's
  * samples taken since the last (the blocks of a record, faststamp-history(5)), then the
  * event types defined since, then the records (at most a quarter of each ring a

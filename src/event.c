@@ -18,8 +18,9 @@
 #define RING_MAX (1u << 24)
 
 FTS__API int fts__trace_on;
-uint32_t fts__event_drain_kick;
-int fts__event_drain_sleeping;
+/* Written by the drain at each of its sleeps: on a line of its own, apart from what
+ * every event reads (fts__trace_on, the type count and the types' field counts). */
+struct fts__event_drain_wake fts__event_drain_wake;
 
 /* ---- types --------------------------------------------------------------------------- */
 
@@ -225,11 +226,26 @@ static struct fts__ring *ring_new(void)
 	return my_ring = r;
 }
 
-static void kick(struct fts__ring *r, uint64_t h)
+/* At each eighth of the ring the writer writes (the one place it reads the drain's
+ * lines while the ring has room): wake the drain, at most once per quarter, when it
+ * backed off after idle and a quarter of the ring or more waits for it (a burst into a
+ * ring the drain left idle wakes it with three quarters to go), or when it sleeps the
+ * time a quarter should take at the last rate and half the ring waits (the rate rose).
+ * A drain that keeps pace wakes on its own: a wake-up from the writer may put the drain
+ * on the writer's CPU, ahead of it. */
+static __attribute__((noinline)) void ring_look(struct fts__ring *r, uint64_t h)
 {
-	r->kicked_at = h;
-	__atomic_add_fetch(&fts__event_drain_kick, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &fts__event_drain_kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	uint64_t quarter = (r->mask + 1) >> 2;
+	int sleeping;
+
+	r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	if (h - r->tail_seen >= quarter && h - r->kicked_at >= quarter &&
+	    (sleeping = __atomic_load_n(&fts__event_drain_wake.sleeping, __ATOMIC_RELAXED)) != 0 &&
+	    (sleeping == FTS__DRAIN_IDLE || h - r->tail_seen >= 2 * quarter)) {
+		r->kicked_at = h;
+		__atomic_add_fetch(&fts__event_drain_wake.kick, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &fts__event_drain_wake.kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
 }
 
 FTS__API FTS__HOT int fts__event_put(uint32_t head, uint64_t f0, uint64_t f1, uint64_t f2,
@@ -257,7 +273,8 @@ FTS__API FTS__HOT int fts__event_put(uint32_t head, uint64_t f0, uint64_t f1, ui
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	h = r->head;
 	if (__builtin_expect(h - r->tail_seen > r->mask, 0)) {
-		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		/* seems full: a look at the drain's tail (and a wake-up if it sleeps) */
+		ring_look(r, h);
 		if (h - r->tail_seen > r->mask) {
 			__atomic_store_n(&r->dropped, r->dropped + 1, __ATOMIC_RELAXED);
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -277,20 +294,14 @@ FTS__API FTS__HOT int fts__event_put(uint32_t head, uint64_t f0, uint64_t f1, ui
 	e->f[2] = f2;
 	e->f[3] = f3;
 	__atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
-	/* Half full: the drain may be asleep (it backs off when idle): wake it, once per
-	 * quarter of the ring. */
-	if (__builtin_expect(h + 1 - r->tail_seen > (r->mask >> 1), 0)) {
-		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-		if (h + 1 - r->tail_seen > (r->mask >> 1) && h - r->kicked_at > (r->mask >> 2) &&
-		    __atomic_load_n(&fts__event_drain_sleeping, __ATOMIC_RELAXED))
-			kick(r, h);
-	}
+	if (__builtin_expect(!((h + 1) & (r->mask >> 3)), 0))
+		ring_look(r, h + 1);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r->writing = 0;
 	return 0;
 }
 
-size_t fts__event_rings_take(struct fts__ring_batch **bp, size_t *cap, size_t most)
+size_t fts__event_rings_take(struct fts__ring_batch **bp, size_t *cap, size_t most, int whole)
 {
 	size_t n = 0;
 
@@ -318,6 +329,10 @@ size_t fts__event_rings_take(struct fts__ring_batch **bp, size_t *cap, size_t mo
 		*b = (struct fts__ring_batch){ .ring = r, .dropped_to = d, .tid = r->tid,
 					       .dropped = d - r->dropped_seen,
 					       .n = h - t < most ? (size_t)(h - t) : most };
+		/* whole lines: records 4k to 4k + 3 fill 3 lines of their own (the ring is
+		 * page-aligned), so the round leaves the line the writer writes next alone */
+		if (whole && b->n > FTS__REC_PER_LINES)
+			b->n -= (size_t)((t + b->n) % FTS__REC_PER_LINES);
 		b->head = t + b->n;   /* where the release puts the tail */
 		b->rec1 = r->rec + at;
 		b->n1 = b->n < r->mask + 1 - at ? b->n : r->mask + 1 - at;

@@ -20,6 +20,7 @@ struct fts__evrec {
 };
 #define FTS__EVREC_BYTES 48
 _Static_assert(sizeof(struct fts__evrec) == FTS__EVREC_BYTES, "a record is 48 bytes, no padding");
+#define FTS__REC_PER_LINES 4   /* records that fill whole lines (3 of 64 bytes) */
 #define FTS__EV_TYPE(h) ((h) & 0xffffu)
 #define FTS__EV_KIND(h) ((h) >> 16 & 3u)
 #define FTS__EV_NF(h) ((h) >> 20 & 7u)
@@ -123,9 +124,10 @@ struct fts__ring_batch {
 	size_t n1, n2;
 };
 /* A batch for every ring with records or drops not yet released, at most `most` of a
- * ring's records each, into *b (grown as needed, *cap its room): how many, or
+ * ring's records each (whole: of more than FTS__REC_PER_LINES, ending where a line
+ * does), into *b (grown as needed, *cap its room): how many, or
  * (size_t)-1 when no memory (nothing taken). */
-size_t fts__event_rings_take(struct fts__ring_batch **b, size_t *cap, size_t most);
+size_t fts__event_rings_take(struct fts__ring_batch **b, size_t *cap, size_t most, int whole);
 /* The records of n batches taken given back to their writers; the rings of threads
  * gone are freed once every record of theirs was released. */
 void fts__event_rings_release(const struct fts__ring_batch *b, size_t n);
@@ -137,10 +139,16 @@ uint64_t fts__event_rings_orphan_drops(void);
  * -EINVAL (set, not empty, and not a power of two from 64 to 2^24: nothing changed). */
 int fts__event_rings_configure(void);
 size_t fts__event_rings_size(void);
-/* The drain's wake-up: the futex word writers bump when their ring is half full, and
- * whether the drain sleeps on it. */
-extern uint32_t fts__event_drain_kick;
-extern int fts__event_drain_sleeping;
+/* The drain's wake-up: the futex word writers bump, and whether the drain sleeps on it
+ * (0 no, FTS__DRAIN_PACED until a quarter of a ring should fill at the last rate,
+ * FTS__DRAIN_IDLE backed off after a round that found nothing); a line of its own. */
+enum { FTS__DRAIN_PACED = 1, FTS__DRAIN_IDLE = 2 };
+struct fts__event_drain_wake {
+	_Alignas(64) uint32_t kick;
+	int sleeping;
+};
+_Static_assert(sizeof(struct fts__event_drain_wake) == 64, "the drain's wake-up fills its line");
+extern struct fts__event_drain_wake fts__event_drain_wake;
 /* In a fork's child: the parent's rings are let go (their records are not mapped in
  * the child); the calling thread makes a new one at its next event. */
 void fts__event_rings_forked(void);

@@ -133,10 +133,11 @@ static int events_blocks(const struct fts__ring_batch *b)
 }
 
 /* With trace_lock held: one round, of at most `most` records of each ring. sample: a
- * sample of the clock first. *moved: the records it took. 0, or negative errno: a
- * failed write loses the round's records (counted); with no memory for the round they
- * stay in the rings for the next. */
-static int round_locked(int sample, uint64_t *moved, size_t most)
+ * sample of the clock first; whole: a ring's records taken end where a line does (the
+ * drain thread's rounds, beside a writer). *moved: the records it took. 0, or negative
+ * errno: a failed write loses the round's records (counted); with no memory for the
+ * round they stay in the rings for the next. */
+static int round_locked(int sample, uint64_t *moved, size_t most, int whole)
 {
 	unsigned char *tap = NULL;
 	size_t ntap = fts__clock_tap_take(&tap, sample), nb = 0;
@@ -162,7 +163,7 @@ static int round_locked(int sample, uint64_t *moved, size_t most)
 	free(tap);
 	/* the records: a type is defined before an event of it is written, so the types
 	 * counted after the rings were read cover every record taken */
-	if (!rc && (nb = fts__event_rings_take(&tr.b, &tr.capb, most)) == (size_t)-1) {
+	if (!rc && (nb = fts__event_rings_take(&tr.b, &tr.capb, most, whole)) == (size_t)-1) {
 		nb = 0;
 		rc = -ENOMEM;
 	}
@@ -244,10 +245,11 @@ static void *drain_main(void *arg)
 		struct timespec ts;
 
 		fts__now(CLOCK_MONOTONIC, &now);
-		round_locked(0, &moved, fts__event_rings_size() / 4);
+		round_locked(0, &moved, fts__event_rings_size() / 4, 1);
 		pthread_mutex_unlock(&trace_lock);
-		/* a quarter of a ring or more in a round: go on at once */
-		if (moved >= fts__event_rings_size() / 4) {
+		/* a quarter of a ring or more in a round (but the end of a line): go on at
+		 * once */
+		if (moved + FTS__REC_PER_LINES > fts__event_rings_size() / 4) {
 			last = now;
 			pthread_mutex_lock(&trace_lock);
 			continue;
@@ -256,10 +258,11 @@ static void *drain_main(void *arg)
 		last = now;
 		ts.tv_sec = wait / 1000000000;
 		ts.tv_nsec = wait % 1000000000;
-		k = __atomic_load_n(&fts__event_drain_kick, __ATOMIC_ACQUIRE);
-		__atomic_store_n(&fts__event_drain_sleeping, 1, __ATOMIC_RELAXED);
-		syscall(SYS_futex, &fts__event_drain_kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
-		__atomic_store_n(&fts__event_drain_sleeping, 0, __ATOMIC_RELAXED);
+		k = __atomic_load_n(&fts__event_drain_wake.kick, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&fts__event_drain_wake.sleeping,
+				 moved ? FTS__DRAIN_PACED : FTS__DRAIN_IDLE, __ATOMIC_RELAXED);
+		syscall(SYS_futex, &fts__event_drain_wake.kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
+		__atomic_store_n(&fts__event_drain_wake.sleeping, 0, __ATOMIC_RELAXED);
 		pthread_mutex_lock(&trace_lock);
 	}
 	pthread_mutex_unlock(&trace_lock);
@@ -268,8 +271,8 @@ static void *drain_main(void *arg)
 
 static void wake_drain(void)
 {
-	__atomic_add_fetch(&fts__event_drain_kick, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &fts__event_drain_kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	__atomic_add_fetch(&fts__event_drain_wake.kick, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &fts__event_drain_wake.kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* The trace's state back to none (the file closed by the caller). */
@@ -349,7 +352,7 @@ int fts_trace_start(const char *path)
 	if (!rc && (rc = -fts__histfile_write_header(fd, &h)) == 0 &&
 	    (rc = -fts__histfile_write_block(fd, FTS__BLK_TRACE, p, sizeof(p))) == 0) {
 		tr.good = lseek(fd, 0, SEEK_CUR);
-		rc = -round_locked(0, NULL, SIZE_MAX);
+		rc = -round_locked(0, NULL, SIZE_MAX, 0);
 	}
 	if (!rc) {
 		sigfillset(&all);
@@ -392,7 +395,7 @@ int fts_trace_stop(void)
 		pthread_join(t, NULL);
 	}
 	pthread_mutex_lock(&trace_lock);
-	round_locked(1, NULL, SIZE_MAX);
+	round_locked(1, NULL, SIZE_MAX, 0);
 	fts__le_put64(p, tr.st.events);
 	fts__le_put64(p + 8, tr.st.dropped);
 	fts__le_put64(p + 16, tr.st.lost);
@@ -415,7 +418,7 @@ int fts_trace_drain(void)
 	int rc;
 
 	pthread_mutex_lock(&trace_lock);
-	rc = tr.fd < 0 || tr.stop ? -ENOENT : round_locked(0, NULL, SIZE_MAX);
+	rc = tr.fd < 0 || tr.stop ? -ENOENT : round_locked(0, NULL, SIZE_MAX, 0);
 	pthread_mutex_unlock(&trace_lock);
 	return rc ? fts__fail(-rc) : 0;
 }

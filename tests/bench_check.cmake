@@ -72,7 +72,9 @@ elseif(MODE STREQUAL "json")
             history_add_ns history_add_p50_ns history_add_max_ns calib_convert_day_ns
             calib_convert_recent_ns calib_control_load_ns calib_convert_day_ratio_clock_gettime
             history_reader_newest_busy_calls history_reader_newest_busy_max_ns
-            history_reader_random_alone_p99_ns history_reader_bracket_calls)
+            history_reader_random_alone_p99_ns history_reader_bracket_calls
+            event_burst_ns event_relaxed_burst_ns event_burst_ratio_store
+            event_relaxed_burst_ratio_store_relaxed)
     string(JSON type ERROR_VARIABLE jerr TYPE "${out}" ${f})
     if((f STREQUAL "store_2threads_ratio" OR f MATCHES "^history_reader_") AND cpus LESS 2
        AND type STREQUAL "NULL")

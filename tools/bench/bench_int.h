@@ -89,6 +89,16 @@ struct op {
 extern struct op bench_ops[];
 extern const size_t bench_nops;
 
+/* The burst rows (event_burst, event_relaxed_burst): events written and refused by a
+ * full ring over every timed run ([0] fts_event, [1] relaxed). */
+struct bench_burst {
+	uint64_t calls[2], refused[2];
+};
+extern struct bench_burst bench_burst;
+/* The burst rows against the store they add to (store, store_relaxed): at most this
+ * median ratio. */
+#define BURST_RATIO_MAX 1.3
+
 /* The reference of every ratio: clock_gettime(CLOCK_REALTIME). */
 #define BENCH_REF "clock_gettime"
 /* Another clock's conversion against the same on CLOCK_REALTIME: at most this ratio. */

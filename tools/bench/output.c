@@ -418,6 +418,46 @@ static void json_ops(const struct op *cg, int *f)
 	}
 }
 
+/* The burst rows against the store they add to, and the share a full ring refused. */
+static const char *const burst_key[2] = { "event_burst", "event_relaxed_burst" };
+static const char *const burst_ref[2] = { "store", "store_relaxed" };
+
+static double burst_ratio(int k)
+{
+	const struct op *a = bench_op(burst_key[k]), *b = bench_op(burst_ref[k]);
+	return a && b && a->avail && b->avail ? a->p50 / b->p50 : NAN;
+}
+
+static double burst_refused(int k)
+{
+	return bench_burst.calls[k] ? (double)bench_burst.refused[k] / (double)bench_burst.calls[k]
+				    : NAN;
+}
+
+static void print_burst(void)
+{
+	if (isnan(burst_ratio(0)))
+		return;
+	printf("  events in bursts, the drain running, against the store they add to, median\n"
+	       "  ratio (target <= %.1f):", BURST_RATIO_MAX);
+	for (int k = 0; k < 2; k++)
+		printf("%s %s/%s %.2f (%.1f%% refused: ring full)", k ? "," : "", burst_key[k],
+		       burst_ref[k], burst_ratio(k), 100 * burst_refused(k));
+	printf("\n");
+}
+
+static void json_burst(int *f)
+{
+	char k[80];
+
+	for (int i = 0; i < 2; i++) {
+		snprintf(k, sizeof(k), "%s_ratio_%s", burst_key[i], burst_ref[i]);
+		json_num(k, burst_ratio(i), f);
+		snprintf(k, sizeof(k), "%s_refused_fraction", burst_key[i]);
+		json_num(k, burst_refused(i), f);
+	}
+}
+
 void bench_print_json(const struct bench_run *r)
 {
 	const struct op *cg = bench_op(BENCH_REF);
@@ -431,6 +471,7 @@ void bench_print_json(const struct bench_run *r)
 	json_num("rounds", r->rounds, &f);
 	json_num("cpus", fts_tool_cpus(), &f);
 	json_ops(cg, &f);
+	json_burst(&f);
 	json_num("convert_inside_stamps_inside", bench_pool.inside, &f);
 	json_num("first_conversion_ns", r->first_p[1], &f);
 	json_num("first_conversion_min_ns", r->first_p[0], &f);
@@ -484,6 +525,7 @@ void bench_print_text(const struct bench_run *r)
 		n++;
 	}
 	printf("\n");
+	print_burst();
 	if (r->firsts)
 		printf("  %-42s %8.0f %8.0f %8.0f  (min/max of %d fresh processes)\n",
 		       "first fts_convert in a process", r->first_p[1], r->first_p[0], r->first_p[2],

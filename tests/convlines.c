@@ -1,0 +1,87 @@
+/* convlines - one conversion, alone, between callgrind's instrumentation on and off, for
+ * scripts/conversion-lines: run under `valgrind --tool=callgrind --instr-atstart=no
+ * --cache-sim=yes`, the cache simulator starts empty at that one conversion, so its
+ * misses are the distinct lines it touches (code and data).
+ *
+ *   convlines fresh   a stamp stored at once before its conversion (past the newest
+ *                     sample: the fresh path)
+ *   convlines old     a stamp stored before the history's latest samples (inside it:
+ *                     no clock read)
+ *   convlines first   no valgrind: the process's first conversion, timed (ns, on
+ *                     CLOCK_MONOTONIC), between two getpid system calls that mark it
+ *                     for strace, the page faults it took, and the history it used
+ *                     (scripts/attach-breakdown)
+ *
+ * Both kinds are converted first, untimed, so that what one conversion reads the first
+ * time only (a history made, a path looked up) is behind. Exit 0, 1 when the
+ * conversion failed, 2 on a usage error, 77 without valgrind's header (fresh, old). */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "faststamp.h"
+
+#if defined(__has_include)
+#  if __has_include(<valgrind/callgrind.h>)
+#    include <valgrind/callgrind.h>
+#    define HAVE_CALLGRIND 1
+#  endif
+#endif
+
+int main(int argc, char **argv)
+{
+	fast_timestamp_t old, s;
+	int64_t ns;
+	struct timespec pause = { 0, 300000000 };   /* samples after the old stamp */
+	int fresh, rc;
+
+	if (argc != 2 || (strcmp(argv[1], "fresh") && strcmp(argv[1], "old") &&
+			  strcmp(argv[1], "first"))) {
+		fprintf(stderr, "usage: convlines fresh|old|first\n");
+		return 2;
+	}
+	if (!strcmp(argv[1], "first")) {
+		struct timespec a, b;
+		struct rusage ra, rb;
+		store_fast_timestamp(&s);
+		getrusage(RUSAGE_SELF, &ra);
+		syscall(SYS_getpid);   /* marks for strace: the conversion lies between */
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		rc = fts_convert(&s, &ns, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		syscall(SYS_getpid);
+		getrusage(RUSAGE_SELF, &rb);
+		printf("first %lld\nfaults %ld\n",
+		       (long long)((b.tv_sec - a.tv_sec) * 1000000000LL + b.tv_nsec - a.tv_nsec),
+		       (rb.ru_minflt - ra.ru_minflt) + (rb.ru_majflt - ra.ru_majflt));
+		struct fts_info in = { .size = sizeof(in) };
+		if (fts_get_info(&in) == 0)
+			printf("source %s\nnote %s\n", in.history_source, in.history_note);
+		return rc < 0;
+	}
+#ifndef HAVE_CALLGRIND
+	printf("SKIP: built without valgrind/callgrind.h\n");
+	return 77;
+#else
+	fresh = !strcmp(argv[1], "fresh");
+	store_fast_timestamp(&old);
+	if (fts_convert(&old, &ns, NULL) < 0)
+		return 1;
+	nanosleep(&pause, NULL);
+	store_fast_timestamp(&s);
+	if (fts_convert(&old, &ns, NULL) < 0 || fts_convert(&s, &ns, NULL) < 0)
+		return 1;
+	if (fresh)
+		store_fast_timestamp(&s);
+	else
+		s = old;
+	CALLGRIND_START_INSTRUMENTATION;
+	rc = fts_convert(&s, &ns, NULL);
+	CALLGRIND_STOP_INSTRUMENTATION;
+	printf("converted %s %d\n", argv[1], rc);
+	return rc < 0;
+#endif
+}
