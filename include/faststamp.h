@@ -331,9 +331,10 @@ struct fts_info {
 	int64_t mono_offset_ns;  /* CLOCK_MONOTONIC: moved by every set of the wall clock */
 	int64_t boot_offset_ns;  /* CLOCK_BOOTTIME: that, plus the time spent suspended */
 	int64_t raw_offset_ns;   /* CLOCK_MONOTONIC_RAW: drifts at NTP's correction */
-	/* How coarsely the kernel's clocks move, found at the first calibration: on a
-	 * coarse clocksource (acpi_pm) a read returns what the clock was at its last step,
-	 * so every read's bracket begins this much earlier (THE MODEL, rule 1). 0: finer
+	/* How coarsely the kernel's clocks move, found at the first calibration (a
+	 * process attached to faststamp serve takes what serve found): on a coarse
+	 * clocksource (acpi_pm) a read returns what the clock was at its last step, so
+	 * every read's bracket begins this much earlier (THE MODEL, rule 1). 0: finer
 	 * than 8 ns, moving with the counter, or not yet known. */
 	int64_t clock_res_ns;
 };
@@ -386,7 +387,8 @@ FTS__API int fts_get_info(struct fts_info *info);
  *      process clock's reads: a clock computed from a coarse clocksource, acpi_pm's
  *      279 ns steps, returns what it was at its last step, up to one resolution
  *      before the read; each bracket it gives begins that much earlier, the
- *      resolution found from the reads at the first calibration, src/resolution.c);
+ *      resolution found from the reads at the first calibration, src/resolution.c,
+ *      or taken from faststamp serve, which found it for the same clocksource);
  *   2  an interval's rate is measured between the middles, its noise from both
  *      brackets and the 1 ns readings;
  *   3  an interval holds a step when its rate lies outside the rates of the

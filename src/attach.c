@@ -33,7 +33,7 @@ static void attach(struct fts__attached *a, struct fts__attach *s,
 	struct fts__head id;
 	cpu_set_t need;
 	char why[160];
-	int with_proof;
+	int with_proof, sock;
 
 	s->tried = 1;
 	wanted_path(s->path, sizeof(s->path));
@@ -45,6 +45,13 @@ static void attach(struct fts__attached *a, struct fts__attach *s,
 		snprintf(s->note, sizeof(s->note), "no counter in use");
 		return;
 	}
+	/* Asked first: what this process must know of itself to check the answer, it
+	 * learns while the publisher's thread answers (the round trip is most of it). */
+	sock = fts__shared_ask(s->path, why, sizeof(why));
+	if (sock < 0) {
+		snprintf(s->note, sizeof(s->note), "%.60s: %.160s", s->path, why);
+		return;
+	}
 	/* The clocksource of the counter's choice: one switched since is the publisher's
 	 * to find (it then stops) and this process's sampler's. */
 	c->clock_id(&id, 0);
@@ -53,7 +60,7 @@ static void attach(struct fts__attached *a, struct fts__attach *s,
 	with_proof = c->needs_proof();
 	if (with_proof)
 		fts__warp_cpus_allowed(&need);
-	if (fts__shared_attach(&a->shared, s->path, &id, with_proof ? &need : NULL,
+	if (fts__shared_attach(&a->shared, sock, &id, with_proof ? &need : NULL,
 			       c->counter(), why, sizeof(why)) < 0) {
 		snprintf(s->note, sizeof(s->note), "%.60s: %.160s", s->path, why);
 		return;
@@ -107,6 +114,11 @@ FTS__HOT int fts__attach_covers(struct fts__attached *a, uint64_t newest,
 	       fts__shared_alive(&a->shared, counter(), why, len);
 }
 
+int fts__attach_resolution(const struct fts__attached *a, int64_t *ns, uint64_t *ticks)
+{
+	return a->attached && fts__shared_resolution(a->shared.head, ns, ticks);
+}
+
 void fts__attach_state(const struct fts__attached *a, char *proof, size_t len,
 		       int64_t *period_ns)
 {
@@ -149,9 +161,11 @@ int fts__attach_serve_open(struct fts__attach *s, const char *path, const struct
 }
 
 int fts__attach_serve_show(struct fts__attach *s, const cpu_set_t *cpus, int64_t skew_ns,
-			   uint64_t counter, char *err, size_t errlen)
+			   int64_t res_ns, uint64_t res_ticks, uint64_t counter, char *err,
+			   size_t errlen)
 {
 	fts__publisher_proof(&s->publisher, cpus, skew_ns);
+	fts__publisher_resolution(&s->publisher, res_ns, res_ticks);
 	fts__publisher_beat(&s->publisher, counter);
 	return fts__publisher_show(&s->publisher, err, errlen);
 }

@@ -79,6 +79,9 @@ int fts__attach_leave_locked(struct fts__attached *a, struct fts__attach *s, con
  * now)? 1; else 0 with why. */
 int fts__attach_covers(struct fts__attached *a, uint64_t newest, uint64_t (*counter)(void),
 		       char *why, size_t len);
+/* In use: the clocks' resolution its publisher found (*ns, *ticks; fts__shared_resolution):
+ * 1, or 0 when it said none to take. */
+int fts__attach_resolution(const struct fts__attached *a, int64_t *ns, uint64_t *ticks);
 /* In use: the proof across CPUs in proof (if the publisher proved it) and its period. */
 void fts__attach_state(const struct fts__attached *a, char *proof, size_t len,
 		       int64_t *period_ns);
@@ -93,10 +96,12 @@ void fts__attach_sharing(const struct fts__attached *a, const struct fts__attach
 int fts__attach_serve_open(struct fts__attach *s, const char *path, const struct fts__head *id,
 			   int64_t interval_ns, uint32_t dircap, size_t len, void **region, char *err,
 			   size_t errlen);
-/* The histories are made: the proof (cpus, NULL: none needed; skew_ns), a first beat at
- * counter, and the path shown. 0, or -1 with the reason in err. */
+/* The histories are made: the proof (cpus, NULL: none needed; skew_ns), the clocks'
+ * resolution found (res_ns, res_ticks), a first beat at counter, and the path shown. 0,
+ * or -1 with the reason in err. */
 int fts__attach_serve_show(struct fts__attach *s, const cpu_set_t *cpus, int64_t skew_ns,
-			   uint64_t counter, char *err, size_t errlen);
+			   int64_t res_ns, uint64_t res_ticks, uint64_t counter, char *err,
+			   size_t errlen);
 /* Stop publishing, if it does (the memory says it stopped, and why; the socket goes). */
 void fts__attach_serve_stop(struct fts__attach *s, const char *why);
 /* A publisher's round: it beats, or says it stopped on a counter fault (why). */

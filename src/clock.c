@@ -133,8 +133,16 @@ static int attach_locked(void)
 	int now = fts__attach_locked(&pc->hot.attach, &pc->attach, own_history(), &attach_clock);
 
 	if (now && !was) {
+		int64_t res_ns;
+		uint64_t res_ticks;
+
 		view_changed();
-		fts__sampler_probe_resolution_locked();   /* for the bridge's reads (read_line) */
+		/* for the bridge's reads (read_line): the publisher's finding, of the same
+		 * clocksource, else a probe of its own */
+		if (fts__attach_resolution(&pc->hot.attach, &res_ns, &res_ticks))
+			fts__sampler_resolution_locked(res_ns, res_ticks);
+		else
+			fts__sampler_probe_resolution_locked();
 	}
 	return now;
 }
@@ -559,7 +567,8 @@ int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t er
 		rc = -1;
 	} else {
 		cpus = proof->state == PROOF_DONE ? &proof->cpus : NULL;
-		rc = fts__attach_serve_show(&pc->attach, cpus, pc_skew_ns(),
+		rc = fts__attach_serve_show(&pc->attach, cpus, pc_skew_ns(), pc->of.res_ns,
+					    __atomic_load_n(&pc->hot.res_ticks, __ATOMIC_RELAXED),
 					    src_counter(), err, errlen);
 	}
 	if (rc < 0)

@@ -489,6 +489,13 @@ void fts__sampler_probe_resolution_locked(void)
 	__atomic_store_n(&pc->hot.res_ticks, ticks, __ATOMIC_RELAXED);
 }
 
+void fts__sampler_resolution_locked(int64_t res_ns, uint64_t res_ticks)
+{
+	pc->of.res_probed = 1;
+	pc->of.res_ns = res_ns;
+	__atomic_store_n(&pc->hot.res_ticks, res_ticks, __ATOMIC_RELAXED);
+}
+
 /* The first samples' spacing: FIRST_GAP_NS, longer on a coarse clock, never past the
  * sampler's period. */
 int64_t fts__sampler_first_gap_ns(void)

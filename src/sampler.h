@@ -22,6 +22,9 @@ int fts__sampler_round_locked(const char *why);
 void fts__sampler_move_next(void);
 /* The clocks' resolution, probed once a source (resolution.c). */
 void fts__sampler_probe_resolution_locked(void);
+/* The clocks' resolution as another found it (the shared history's publisher): taken
+ * instead of a probe. */
+void fts__sampler_resolution_locked(int64_t res_ns, uint64_t res_ticks);
 /* The first samples' spacing: 2 ms, longer on a coarse clock, never past the
  * sampler's period. */
 int64_t fts__sampler_first_gap_ns(void);

@@ -313,6 +313,13 @@ void fts__publisher_proof(struct fts__publisher *p, const cpu_set_t *cpus, int64
 			p->head->proof_cpus[c / 8] |= (uint8_t)(1u << (c % 8));
 }
 
+void fts__publisher_resolution(struct fts__publisher *p, int64_t res_ns, uint64_t res_ticks)
+{
+	p->head->res_ns = res_ns;
+	p->head->res_ticks = res_ticks;
+	p->head->res_said = 1;
+}
+
 static void news(struct fts__publisher *p, int failed, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void news(struct fts__publisher *p, int failed, const char *fmt, ...)
@@ -710,19 +717,13 @@ static int wait_readable(int sock, int64_t deadline)
 	}
 }
 
-int fts__shared_fetch(const char *path, char *why, size_t len)
+int fts__shared_ask(const char *path, char *why, size_t len)
 {
 	struct sockaddr_un a;
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
 	struct stat st;
-	char byte, ctl[CMSG_SPACE(4 * sizeof(int))];
-	struct iovec iov = { &byte, 1 };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-			    .msg_controllen = sizeof(ctl) };
-	int64_t now;
-	ssize_t r;
-	int sock, fd = -1, seals;
+	int sock;
 
 	if (lstat(path, &st) < 0) {
 		say(why, len, "%s", strerror(errno));
@@ -763,8 +764,25 @@ int fts__shared_fetch(const char *path, char *why, size_t len)
 		    (unsigned long)cred.uid, FTS_SERVICE_USER);
 		goto out;
 	}
+	return sock;
+out:
+	close(sock);
+	return -1;
+}
+
+int fts__shared_take(int sock, char *why, size_t len)
+{
+	char byte, ctl[CMSG_SPACE(4 * sizeof(int))];
+	struct iovec iov = { &byte, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
+			    .msg_controllen = sizeof(ctl) };
+	int64_t now;
+	ssize_t r;
+	int fd = -1, seals;
+
 	/* The answer is often there already: the publisher's thread, woken by connect,
-	 * tends to run on this CPU before connect returns. A poll only when it is not. */
+	 * runs on this CPU before connect returns, or on another while the caller did its
+	 * own work (fts__shared_ask). A poll only when it is not. */
 	do
 		r = recvmsg(sock, &m, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
 	while (r < 0 && errno == EINTR);
@@ -809,7 +827,14 @@ out:
 	return -1;
 }
 
-int fts__shared_attach(struct fts__shared *s, const char *path, const struct fts__head *id,
+int fts__shared_fetch(const char *path, char *why, size_t len)
+{
+	int sock = fts__shared_ask(path, why, len);
+
+	return sock < 0 ? -1 : fts__shared_take(sock, why, len);
+}
+
+int fts__shared_attach(struct fts__shared *s, int sock, const struct fts__head *id,
 		       const cpu_set_t *need, uint64_t counter_now, char *why, size_t len)
 {
 	struct stat st;
@@ -819,7 +844,7 @@ int fts__shared_attach(struct fts__shared *s, const char *path, const struct fts
 	int fd;
 
 	memset(s, 0, sizeof(*s));
-	fd = fts__shared_fetch(path, why, len);
+	fd = fts__shared_take(sock, why, len);
 	if (fd < 0)
 		return -1;
 	if (fstat(fd, &st) < 0) {
@@ -876,6 +901,20 @@ fail:
 		munmap(map, (size_t)st.st_size);
 	memset(s, 0, sizeof(*s));
 	return -1;
+}
+
+int fts__shared_resolution(const struct fts__shm_head *h, int64_t *ns, uint64_t *ticks)
+{
+	/* the grid in ticks at the counter's rate; the probe adds 10 % and 1 */
+	unsigned __int128 grid = (unsigned __int128)(uint64_t)h->res_ns * h->counter_hz / 1000000000;
+
+	if (h->res_said != 1 || h->res_ns < 0 || h->res_ns > FTS__SHM_RES_MAX_NS ||
+	    (h->res_ns == 0) != (h->res_ticks == 0) ||
+	    (h->res_ns && (h->res_ticks < grid || h->res_ticks > 2 * grid + 2)))
+		return 0;
+	*ns = h->res_ns;
+	*ticks = h->res_ticks;
+	return 1;
 }
 
 int fts__shared_alive(const struct fts__shared *s, uint64_t now, char *why, size_t len)

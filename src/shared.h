@@ -105,6 +105,14 @@ struct fts__shm_head {
 	uint32_t nregions;         /* histories after the header, one a clock; 0: one */
 	int64_t skew_ns;
 	uint8_t proof_cpus[128];
+	/* How finely the kernel's clocks move (resolution.h), as the publisher found them
+	 * at its first calibration: a property of the clocksource, which a reader shares,
+	 * so a reader's bridge takes it instead of probing its own (a first conversion's
+	 * 20-30 us). res_said 0: a publisher before these fields (the reader probes). */
+	uint32_t res_said;
+	uint32_t res_pad;
+	int64_t res_ns;            /* the grid in ns; 0: fine */
+	uint64_t res_ticks;        /* the same in counter ticks, with the probe's margin */
 };
 enum { FTS__SHM_PROOF_UNSAID = 0, FTS__SHM_PROOF_NOT_NEEDED = 1, FTS__SHM_PROOF_PROVEN = 2 };
 _Static_assert(sizeof(struct fts__shm_head) <= FTS__SHM_HEAD, "the header fits its room");
@@ -118,6 +126,7 @@ static inline size_t fts__shm_stride(size_t region_len)
 /* ---- the publisher ------------------------------------------------------------------- */
 
 #define FTS__SHM_ANSWER_NS 100000000LL   /* a reader waits this long for its fd */
+#define FTS__SHM_RES_MAX_NS 100000000LL  /* a resolution said past this is not taken */
 #define FTS__SHM_GRANTED 'F'     /* the answer's byte, with the fd */
 #define FTS__SHM_REFUSED 'R'     /* the answer's byte, without: its user's share is used up */
 #define FTS__SHM_WATCH_NS 100000000LL    /* the publisher looks at PATH this often */
@@ -171,6 +180,8 @@ int fts__publisher_open(struct fts__publisher *p, const char *path, const struct
 /* What the publisher found of the counter across CPUs (before it shows the file):
  * cpus NULL when the kernel keeps time with the counter, and no proof is needed. */
 void fts__publisher_proof(struct fts__publisher *p, const cpu_set_t *cpus, int64_t skew_ns);
+/* The clocks' resolution the publisher found (resolution.h), before it shows the file. */
+void fts__publisher_resolution(struct fts__publisher *p, int64_t res_ns, uint64_t res_ticks);
 /* Put the socket in place (rename over path) and start answering: readers may attach
  * from now on. */
 int fts__publisher_show(struct fts__publisher *p, char *err, size_t errlen);
@@ -196,15 +207,22 @@ struct fts__shared {
 };
 
 /* Ask the publisher at path for its memory: path a socket (not followed if a
- * symbolic link), its peer trusted (root, this user or the service's user), an answer
- * within FTS__SHM_ANSWER_NS holding one fd, of memory sealed against shrinking, growing
- * and writing. The fd (close-on-exec), or -1 with the reason in why. */
+ * symbolic link), connected, its peer trusted (root, this user or the service's user).
+ * The connected socket (close-on-exec), its answer on the way, or -1 with the reason in
+ * why. The caller may do its own work while the publisher's thread answers. */
+int fts__shared_ask(const char *path, char *why, size_t len);
+/* The answer at sock (closed, whatever happens): within FTS__SHM_ANSWER_NS, holding one
+ * fd, of memory sealed against shrinking, growing and writing. The fd (close-on-exec),
+ * or -1 with the reason in why. */
+int fts__shared_take(int sock, char *why, size_t len);
+/* Both: the memory at path. */
 int fts__shared_fetch(const char *path, char *why, size_t len);
-/* Fetch the memory at path, check it (header, geometry, identity: this boot, the
- * counter and clocksource in use; a live publisher with samples; a counter proven on
- * every CPU of need, unless need is NULL: this process's counter needs no proof) and
- * map it. 0, or -1 with the reason in why. */
-int fts__shared_attach(struct fts__shared *s, const char *path, const struct fts__head *id,
+/* Take the memory asked for at sock (fts__shared_ask; sock closed, whatever happens),
+ * check it (header, geometry, identity: this boot, the counter and clocksource in use;
+ * a live publisher with samples; a counter proven on every CPU of need, unless need is
+ * NULL: this process's counter needs no proof) and map it. 0, or -1 with the reason in
+ * why. */
+int fts__shared_attach(struct fts__shared *s, int sock, const struct fts__head *id,
 		       const cpu_set_t *need, uint64_t counter_now, char *why, size_t len);
 /* The structural checks alone, for a header over a file of size bytes. */
 int fts__shared_check(const struct fts__shm_head *h, size_t size, char *why, size_t len);
@@ -212,6 +230,10 @@ int fts__shared_check(const struct fts__shm_head *h, size_t size, char *why, siz
 uint32_t fts__shared_regions(const struct fts__shm_head *h);
 /* c: a view of region i (below fts__shared_regions) of the memory at map. */
 void fts__shared_view(struct fts_calib *c, void *map, const struct fts__shm_head *h, uint32_t i);
+/* The clocks' resolution the publisher said (*ns, *ticks): 1, or 0 when it said none
+ * or one out of reason (over FTS__SHM_RES_MAX_NS; ticks not the grid's at its
+ * counter's rate, give or take the probe's margin): the reader then probes its own. */
+int fts__shared_resolution(const struct fts__shm_head *h, int64_t *ns, uint64_t *ticks);
 /* Is the publisher alive at counter value now? 1, or 0 with why. */
 int fts__shared_alive(const struct fts__shared *s, uint64_t now, char *why, size_t len);
 

@@ -55,6 +55,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	fts__shared_view(&view, map, (const struct fts__shm_head *)(void *)map, 0);
+	{
+		/* a resolution is taken only within reason: never negative or past the limit,
+		 * 0 ticks exactly for 0 ns */
+		int64_t res_ns;
+		uint64_t res_ticks;
+		if (fts__shared_resolution((const struct fts__shm_head *)(void *)map, &res_ns,
+					   &res_ticks))
+			CHECK(res_ns >= 0 && res_ns <= FTS__SHM_RES_MAX_NS &&
+			      (res_ns == 0) == (res_ticks == 0));
+	}
 	(void)fts_calib_count(&view);
 	if (fts_calib_range(&view, &lo, &hi) == 0)
 		CHECK(lo <= hi || 1);   /* a hostile file may say anything: no crash is the test */
