@@ -177,7 +177,7 @@ __attribute__((constructor)) static void rebase_after_rounds(void)
  * takes it, convert.c) and becomes the next line; lines renewed so carry on from the
  * tail's key for at most FRESH_CHAIN_NS (the sampler makes a line from each new tail;
  * without it, a conversion that reads the history does). */
-int fts__fresh_renew(int k, const struct fts__fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
+FTS__HOT int fts__fresh_renew(int k, const struct fts__fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
 {
 	struct fts__line read, fwd = f->line;
 	int64_t p, bound;

@@ -5,8 +5,8 @@
  *
  *   convlines fresh   a stamp stored at once before its conversion (past the newest
  *                     sample: the fresh path)
- *   convlines old     a stamp stored before the history's latest samples (inside it:
- *                     no clock read)
+ *   convlines old     a stamp stored after the history's first samples and before
+ *                     its latest (inside it: no clock read)
  *   convlines first   no valgrind: the process's first conversion, timed (ns, on
  *                     CLOCK_MONOTONIC), between two getpid system calls that mark it
  *                     for strace, the page faults it took, and the history it used
@@ -67,9 +67,10 @@ int main(int argc, char **argv)
 	return 77;
 #else
 	fresh = !strcmp(argv[1], "fresh");
-	store_fast_timestamp(&old);
-	if (fts_convert(&old, &ns, NULL) < 0)
+	store_fast_timestamp(&s);   /* the first conversion makes the history ... */
+	if (fts_convert(&s, &ns, NULL) < 0)
 		return 1;
+	store_fast_timestamp(&old);   /* ... so the old stamp lies inside it, after the pause */
 	nanosleep(&pause, NULL);
 	store_fast_timestamp(&s);
 	if (fts_convert(&old, &ns, NULL) < 0 || fts_convert(&s, &ns, NULL) < 0)
