@@ -335,7 +335,7 @@ static int convert_checked(int k, const fast_timestamp_t *stamps, size_t n, int6
 
 /* One counter stamp x inside the history in view, or before it (an old stamp: no clock
  * read), the common case after the fresh line: convert_counter's work for it alone, in a
- * frame of a few lines (convert_counter's, for any batch, spans 26), with the look-up
+ * frame of a few lines (convert_many's, for any batch, spans about 20), with the look-up
  * inlined (flatten) into the hot section, so that a conversion after idle brings back
  * as few lines and pages as it can. 0 with *ns and *err (err may be NULL), or -errno as
  * convert_counter; 1 for what it leaves to convert_counter (a stamp past the newest
