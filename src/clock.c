@@ -495,7 +495,7 @@ FTS__HOT void fts__clock_view(int k, struct fts__clock_view *v)
 	v->old = v->cur && v->cur == fts__attach_view(a, k) ? NULL : fts__attach_frozen(a, k);
 }
 
-int fts__clock_holds(int k)
+FTS__HOT int fts__clock_holds(int k)
 {
 	return !fts__attach_in_use(&pc->hot.attach) || fts__attach_view(&pc->hot.attach, k);
 }

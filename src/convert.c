@@ -90,8 +90,10 @@ static inline int locate(const struct fts_calib *c, const struct fts__pub *p, ui
  * have stored: before the boot (by CLOCK_MONOTONIC_RAW's history), or past the counter
  * read after it (f's or read, or one now) by more than the offsets between CPUs allow.
  * What cannot be told (no such history, a faulty counter) is allowed. */
-static int live_reach(int where, uint64_t x, const struct fts__line *l, const struct fts__fresh_view *f,
-		      const struct fts__line *read)
+FTS__HOT __attribute__((noinline)) static int live_reach(int where, uint64_t x,
+							  const struct fts__line *l,
+							  const struct fts__fresh_view *f,
+							  const struct fts__line *read)
 {
 	int64_t raw = 0, raw_err = 0, ahead = 0;
 	uint64_t now;
@@ -116,8 +118,9 @@ static int live_reach(int where, uint64_t x, const struct fts__line *l, const st
 }
 
 /* A stamp of the history used before this one (a copy of a shared history the clock
- * left), which no one writes. */
-static int from_old(const struct fts_calib *old, uint64_t x, int64_t *ns, int64_t *err)
+ * left), which no one writes. Rare: out of the hot section and of convert_many's frame. */
+__attribute__((noinline, cold)) static int from_old(const struct fts_calib *old, uint64_t x,
+						    int64_t *ns, int64_t *err)
 {
 	struct fts__line l;
 	int where = fts__calib_find(old, x, &l), rc;
@@ -144,9 +147,12 @@ static void tagged_at(fast_timestamp_t x, int64_t *ns, int64_t *err)
  * (fts__fresh_read_after), for the others past the newest sample. Tagged stamps give their
  * CLOCK_REALTIME reading. -EAGAIN when a history another process writes kept moving;
  * -ESTALE for a counter stamp with no history in view (another thread left the shared
- * one and is making the process's). */
-static int convert_many(int k, const fast_timestamp_t *stamps, size_t n, int64_t *ns, int64_t *err,
-			const struct fts__fresh_view *f, const struct fts__line *read)
+ * one and is making the process's). Not inlined: its frame spans some 20 cache lines,
+ * which convert_counter's callers then do not write unless it runs. */
+__attribute__((noinline)) static int convert_many(int k, const fast_timestamp_t *stamps, size_t n,
+						  int64_t *ns, int64_t *err,
+						  const struct fts__fresh_view *f,
+						  const struct fts__line *read)
 {
 	struct fts__clock_view v;
 	struct fts__line otail;
@@ -327,6 +333,40 @@ static int convert_checked(int k, const fast_timestamp_t *stamps, size_t n, int6
 	return rc == 0 && k != FTS__CLK_REALTIME ? fts__tagged_convert(k, stamps, n, ns, err) : rc;
 }
 
+/* One counter stamp x inside the history in view, or before it (an old stamp: no clock
+ * read), the common case after the fresh line: convert_counter's work for it alone, in a
+ * frame of a few lines (convert_many's, for any batch, spans about 20), with the look-up
+ * inlined (flatten) into the hot section, so that a conversion after idle brings back
+ * as few lines and pages as it can. 0 with *ns and *err (err may be NULL), or -errno as
+ * convert_counter; 1 for what it leaves to convert_counter (a stamp past the newest
+ * sample, a history left behind, one that kept moving). */
+FTS__HOT __attribute__((flatten)) static int convert_old_one(int k, uint64_t x, int64_t *ns, int64_t *err)
+{
+	struct fts__clock_view v;
+	struct fts__reading rd = { 0 };
+	struct fts__line l;
+	int rc, where, again;
+
+	if ((rc = prepare(x)) < 0)
+		return rc;
+	if (!fts__clock_holds(k))
+		return -ENOTSUP;
+	fts__clock_view(k, &v);
+	if (!v.cur || v.old)
+		return 1;
+	do {
+		where = fts__pub_lookup(v.cur, fts__latch_read(v.cur, &rd), x, &l);
+		if (where == 0 || where == -1) {
+			rc = where < 0 ? live_reach(where, x, &l, NULL, NULL) : 0;
+			if (rc == 0)
+				rc = fts__line_convert(&l, where, x, ns, err);
+		}
+	} while ((again = fts__latch_again(v.cur, &rd)) > 0);
+	if (again < 0 || (where != 0 && where != -1))
+		return 1;
+	return rc < 0 ? rc : add_skew(&x, 1, err);
+}
+
 /* One stamp to clock k: the hot path of fts_convert and fts_convert_clock. */
 FTS__HOT static inline int convert_one(int k, const fast_timestamp_t *stamp, int64_t *ns,
 				       int64_t *err_ns)
@@ -354,6 +394,14 @@ FTS__HOT static inline int convert_one(int k, const fast_timestamp_t *stamp, int
 		}
 		if (fts__fresh_renew(k, &f, *stamp, ns, err_ns))
 			return 0;
+	} else if (!(*stamp & FTS_STAMP_CLOCK_TAG) &&
+		   (rc = convert_old_one(k, *stamp, &v, err_ns ? &e : NULL)) <= 0) {
+		if (rc < 0)
+			return fts__fail(-rc);
+		*ns = v;
+		if (err_ns)
+			*err_ns = e;
+		return 0;
 	}
 	if ((rc = convert_checked(k, stamp, 1, &v, err_ns ? &e : NULL)) < 0)
 		return fts__fail(-rc);

@@ -34,9 +34,10 @@
 #define FRESH_TRIES 3              /* a line from the narrowest of this many reads */
 
 /* No line yet: made 1, a generation not yet seen (it starts at 0). */
+_Static_assert(sizeof(struct fts__fresh) <= 128, "a fresh line is two cache lines");
+#define NO_LINE { .made = 1, .narrowest = UINT64_MAX }
 struct fts__fresh_lines fts__fresh_lines FTS__HOT_DATA = {
-	.line = { { .made = 1 }, { .made = 1 }, { .made = 1 }, { .made = 1 }, { .made = 1 } },
-	.narrowest = { UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX },
+	.line = { NO_LINE, NO_LINE, NO_LINE, NO_LINE, NO_LINE },
 };
 
 /* Store rule 12's line for counter values from read->c0 on: the bridge (rule 11)
@@ -110,10 +111,10 @@ FTS__HOT static void publish(int k, const struct fts__line *tail, const struct f
  * through it would carry that uncertainty for milliseconds. */
 FTS__HOT static int narrow(int k, uint64_t err)
 {
-	uint64_t n = __atomic_load_n(&fts__fresh_lines.narrowest[k], __ATOMIC_RELAXED);
+	uint64_t n = __atomic_load_n(&fts__fresh_lines.line[k].narrowest, __ATOMIC_RELAXED);
 
 	if (err < n)
-		__atomic_store_n(&fts__fresh_lines.narrowest[k], n = err, __ATOMIC_RELAXED);
+		__atomic_store_n(&fts__fresh_lines.line[k].narrowest, n = err, __ATOMIC_RELAXED);
 	return err <= 2 * n;
 }
 
@@ -177,7 +178,7 @@ __attribute__((constructor)) static void rebase_after_rounds(void)
  * takes it, convert.c) and becomes the next line; lines renewed so carry on from the
  * tail's key for at most FRESH_CHAIN_NS (the sampler makes a line from each new tail;
  * without it, a conversion that reads the history does). */
-int fts__fresh_renew(int k, const struct fts__fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
+FTS__HOT int fts__fresh_renew(int k, const struct fts__fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
 {
 	struct fts__line read, fwd = f->line;
 	int64_t p, bound;

@@ -25,17 +25,18 @@ struct fts__fresh {
 	uint64_t read_err;
 	int64_t skew;                /* offsets between CPUs, when it was made */
 	uint64_t chain_end;          /* renewals bridge from it up to here */
+	uint64_t narrowest;          /* a hint, outside the seqcount: the narrowest read bound
+				      * seen of the clock, in the line a renewal reads anyway */
 };
 /* fresh.c's one object, in the hot data section beside the process clock's hot part.
  * Its rule: any thread reads and writes every field with relaxed atomic accesses; a
  * line is whole only between two equal even reads of its seq (fts__fresh_load), and one
- * writer at a time makes it odd, by compare-exchange (fresh.c). narrowest[] are hints
- * (the narrowest read bound seen of each clock), never checked against anything. Not
+ * writer at a time makes it odd, by compare-exchange (fresh.c). Each line's narrowest is
+ * a hint (the narrowest read bound seen of its clock), never checked against anything. Not
  * the process clock's: it has its own protocol, needs no reset (a line of an older
  * generation is not used), and clock.c must not know it (fresh.c is above it). */
 struct fts__fresh_lines {
 	struct fts__fresh line[FTS__NCLK];
-	uint64_t narrowest[FTS__NCLK];
 };
 extern struct fts__fresh_lines fts__fresh_lines;
 

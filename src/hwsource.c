@@ -12,7 +12,7 @@
 #include "now.h"
 #include "warp.h"
 
-uint64_t fts__hw_counter(void *ctx)
+FTS__HOT uint64_t fts__hw_counter(void *ctx)
 {
 	(void)ctx;
 	return fts__arch_counter() & ~FTS_STAMP_CLOCK_TAG;
@@ -48,7 +48,7 @@ static const clockid_t clk_ids[FTS__NCLK] = {
 	[FTS__CLK_RAW] = CLOCK_MONOTONIC_RAW,
 };
 
-int fts__hw_clk_of(clockid_t id)
+FTS__HOT int fts__hw_clk_of(clockid_t id)
 {
 	for (int k = 0; k < FTS__NCLK; k++)
 		if (clk_ids[k] == id)
@@ -56,7 +56,7 @@ int fts__hw_clk_of(clockid_t id)
 	return -1;
 }
 
-clockid_t fts__hw_clk_id(int k)
+FTS__HOT clockid_t fts__hw_clk_id(int k)
 {
 	return clk_ids[k];
 }

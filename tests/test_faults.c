@@ -672,6 +672,42 @@ static void monotonic_conversions(void **unused)
 	fts__clock_set_source(NULL);
 }
 
+/* Rule 15 in the live process, for one stamp alone (fts_convert's own path for a stamp
+ * inside the history or before it) as for a batch: on a machine booted 0.1 s of counter
+ * after its counter started (CLOCK_MONOTONIC_RAW -0.1 s at counter 0), a stamp before
+ * the boot is one no process stored (-ERANGE, nothing written), and one after the boot
+ * but before the history's first sample converts, on every clock. */
+static void one_stamp_before_the_boot(void **unused)
+{
+	fast_timestamp_t boot = (fast_timestamp_t)(1e8L * 2.6L);   /* 0.1 s at 2.6 GHz */
+	fast_timestamp_t before[2] = { 0, boot / 2 }, after = boot + boot / 2;
+	(void)unused;
+
+	simc_use(5, 30);
+	sim_free(&simc.raw);
+	sim_init(&simc.raw, 0, -1e8L, 1 / 2.6L, 7);
+	assert_int_equal(fts_clock_start(), 0);
+	for (int k = 0; k < FTS__NCLK; k++) {
+		clockid_t id = fts__hw_clk_id(k);
+		for (int i = 0; i < 2; i++) {
+			int64_t ns = 42, err = 43, arr[2] = { 42, 42 };
+			errno = 0;
+			assert_int_equal(fts_convert_clock(&before[i], id, &ns, &err), -1);
+			assert_int_equal(errno, ERANGE);
+			assert_true(ns == 42 && err == 43);
+			errno = 0;
+			assert_int_equal(fts_convert_clock(&before[i], id, &ns, NULL), -1);
+			assert_int_equal(errno, ERANGE);
+			assert_int_equal(fts_convert_array_clock(before, 2, id, arr, NULL), -1);
+			assert_int_equal(errno, ERANGE);
+		}
+		int64_t ns, err;
+		assert_int_equal(fts_convert_clock(&after, id, &ns, &err), 0);
+		assert_true(err > 0);
+	}
+	fts__clock_set_source(NULL);
+}
+
 /* Sorted batches (fts_convert_array, with and without bounds) against one-by-one
  * conversion, over a history with a step, a slew and segments of every kind, for
  * batches that start and end anywhere: old and fresh stamps, across segment ends and
@@ -817,6 +853,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(fresh_line),
 		cmocka_unit_test(sampler_thread),
 		cmocka_unit_test(monotonic_conversions),
+		cmocka_unit_test(one_stamp_before_the_boot),
 		cmocka_unit_test(sorted_batches),
 		cmocka_unit_test(reset_forgets_all),
 	};
