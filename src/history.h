@@ -259,8 +259,8 @@ static inline uint32_t fts__dir_search(const struct fts__dirent *dir, uint32_t n
 }
 
 /* fts__chunk_search with the chunk's index (FTS__SUM_KEYS keys at sum): one line a
- * level, the upper two a few KiB a day's history keeps cached, then the key's line with
- * its segments' lines, fetched together. */
+ * level (the two levels take 160 KiB for a day's history, cached while look-ups keep
+ * coming), then the key's line with its segments' lines, fetched together. */
 static inline uint32_t fts__sum_search(const uint64_t *sum, const struct fts__chunk *ch, uint64_t x)
 {
 	uint32_t q = 0, l = 0, i = 0, k;
