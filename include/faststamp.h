@@ -487,11 +487,14 @@ FTS__API int fts_get_info(struct fts_info *info);
  * MEMORY AND COST
  *   The segments take 40 bytes each (8 of key, 32 of line and bound), in chunks of 256
  *   taken as needed from an address range reserved at creation (twice the memory
- *   limit; reserved, not used). A day of an NTP-disciplined clock at 10 samples a
- *   second keeps about one segment in seven samples: a few MiB. fts_calib_add costs
- *   around a microsecond; fts_calib_convert ns to tens of ns for a recent counter
- *   value, a few hundred ns for a random one from a day (about one miss to memory:
- *   its look-up misses the caches). Figures: docs/benchmarks.md (the simulated day).
+ *   limit; reserved, not used), and the writer keeps an index of each chunk beside
+ *   them (320 bytes a chunk: about 41 bytes a segment in all). A day of an
+ *   NTP-disciplined clock at 10 samples a second keeps about one segment in seven
+ *   samples: a few MiB. fts_calib_add costs around a microsecond; fts_calib_convert
+ *   ns to tens of ns for a recent counter value, about a hundred to a few hundred ns
+ *   for a random one from a day (one cache line a level of the index, the last with
+ *   the segment's: one or two misses to memory when the look-ups before it left the
+ *   index cached or not). Figures: docs/benchmarks.md (the simulated day).
  *
  * Threads: fts_calib_add() calls on one history must be serialised by the caller;
  * fts_calib_convert() may run in any number of threads concurrently with them. An add

@@ -178,6 +178,12 @@ static void put_at(struct fts_calib *c, uint32_t d, size_t pos, uint64_t key, co
 
 	FTS__ST(ch->key[i], key);
 	store_rec(&ch->rec[i], r);
+	if (i % 8 == 0) {   /* the chunk's index (history.h's FTS__SUM_KEYS) */
+		uint64_t *sum = c->sum + (size_t)FTS__LD(e->chunk) * FTS__SUM_KEYS;
+		FTS__ST(sum[8 + i / 8], key);
+		if (i % 64 == 0)
+			FTS__ST(sum[i / 64], key);
+	}
 	if (i == 0)
 		FTS__ST(e->first, key);
 }
@@ -774,6 +780,13 @@ int fts__calib_dims(const struct fts_calib_opts *opts, uint32_t *dircap, size_t 
 	return 0;
 }
 
+/* The writer's index of dircap chunks (history.h's FTS__SUM_KEYS): pages come as
+ * chunks fill. */
+static size_t sum_len(uint32_t dircap)
+{
+	return (size_t)dircap * FTS__SUM_KEYS * sizeof(uint64_t);
+}
+
 /* A history over a region of memory: the caller's (zeroed, len from fts__calib_dims), or
  * reserved here when region is NULL (pages come as chunks fill). */
 struct fts_calib *fts__calib_new_at(const struct fts_calib_opts *opts, void *region, size_t len)
@@ -800,9 +813,17 @@ struct fts_calib *fts__calib_new_at(const struct fts_calib_opts *opts, void *reg
 	}
 	if (w)
 		w->spare = malloc((size_t)dircap * sizeof(*w->spare));
-	if (!c || !w || !w->spare || !region) {
+	if (c) {
+		c->sum = mmap(NULL, sum_len(dircap), PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (c->sum == MAP_FAILED)
+			c->sum = NULL;
+	}
+	if (!c || !w || !w->spare || !region || !c->sum) {
 		if (c && c->region)
 			munmap(c->region, need);
+		if (c && c->sum)
+			munmap(c->sum, sum_len(dircap));
 		if (w)
 			free(w->spare);
 		free(w);
@@ -846,6 +867,8 @@ void fts_calib_free(struct fts_calib *c)
 		return;
 	if (c->region)
 		munmap(c->region, c->region_len);
+	if (c->sum)
+		munmap(c->sum, sum_len(c->dircap));
 	if (c->w)
 		free(c->w->spare);
 	free(c->w);

@@ -7,6 +7,10 @@
  * chunks of FTS__CHUNK_RECS, listed in order by a directory; the few after them that the
  * next samples may still change (provisional), and the lines carried on before the first
  * key (head) and after the newest sample (tail), sit in the published state itself.
+ * A look-up takes the directory (a few KiB) in rounds of independent loads; then the
+ * chunk's index, one cache line a level (FTS__SUM_KEYS: the writer's own, never
+ * published) or, in a view of a history written elsewhere, the chunk's keys in rounds
+ * of independent loads; then the key's line, its segments' lines fetched with it.
  *
  * Publishing is a latch (the kernel's seqcount latch): the state is kept twice, and a
  * counter says which copy readers take. The writer moves readers to one copy, rewrites
@@ -27,7 +31,7 @@
 #include "estimate.h"
 #include "internal.h"
 
-#define FTS__CHUNK_RECS 256
+#define FTS__CHUNK_RECS 256   /* fts__chunk_search's rounds assume 256 */
 #define FTS__MAX_PROV 8      /* provisional segments at most */
 
 #define FTS__SEG_STEP 1u     /* the segment holds a step (rule 7) */
@@ -82,6 +86,12 @@ struct fts__hot {
 	struct fts__pub pub[2];
 };
 
+/* The writer's index of a chunk (FTS__SUM_KEYS keys, five cache lines), kept beside the
+ * chunks in its own memory, never published: line 0 the keys of segments 0, 64, 128 and
+ * 192, lines 1-4 those of every eighth segment (0, 8 ... 248). Written with the keys
+ * (calib.c's put_at), so a state that counts a chunk's segments finds its index whole. */
+#define FTS__SUM_KEYS 40
+
 struct fts__writer;
 
 struct fts_calib {
@@ -94,6 +104,7 @@ struct fts_calib {
 	void *region;                 /* what to unmap at free, and its length */
 	size_t region_len;
 	struct fts__writer *w;        /* NULL: a view of a history written elsewhere */
+	uint64_t *sum;                /* the writer's index, dircap chunks'; NULL in a view */
 };
 
 /* The region for dircap chunks: where the directories and the pool start, and its
@@ -203,6 +214,71 @@ static inline uint32_t fts__search(const uint64_t *keys, uint32_t n, uint64_t x,
 	return lo;
 }
 
+/* The last index in a full chunk whose key is <= x (key[0] <= x), as fts__search gives
+ * it, in three rounds of independent loads where the binary search makes eight
+ * dependent ones, most of them misses on a long history: the 256 keys are 32 cache
+ * lines of 8; the first keys of lines 4, 8 ... 28 pick the quarter, those of the three
+ * lines after the quarter's first its line, and that line the key. Each round's loads
+ * go out together, so a round costs about one miss. The line's four lines of segments
+ * are fetched with it: the one wanted is among them. Every index stays in the chunk
+ * whatever the keys hold (a hostile list). */
+_Static_assert(FTS__CHUNK_RECS == 256, "fts__chunk_search's rounds: 32 lines of 8 keys");
+
+static inline uint32_t fts__chunk_search(const struct fts__chunk *ch, uint64_t x)
+{
+	uint32_t q = 0, l = 0, i = 0, k;
+
+	for (k = 1; k < 8; k++)
+		q += FTS__LD(ch->key[32 * k]) <= x;
+	for (k = 1; k < 4; k++)
+		l += FTS__LD(ch->key[32 * q + 8 * k]) <= x;
+	l += 4 * q;
+	for (k = 0; k < 4; k++)   /* 8 segments of 32 bytes: 4 lines */
+		__builtin_prefetch(&ch->rec[8 * l + 2 * k]);
+	for (k = 1; k < 8; k++)
+		i += FTS__LD(ch->key[8 * l + k]) <= x;
+	return 8 * l + i;
+}
+
+/* The last entry of dir[0..n) whose first key is <= x (0 when none is), as fts__search
+ * gives it, in rounds of 7 independent loads that each cut the range to an eighth,
+ * without a branch to mispredict. */
+static inline uint32_t fts__dir_search(const struct fts__dirent *dir, uint32_t n, uint64_t x)
+{
+	uint32_t lo = 0, len = n, step, c, k;
+
+	while (len > 1) {
+		step = (len + 7) / 8;
+		c = 0;
+		for (k = 1; k < 8; k++)
+			c += k * step < len && FTS__LD(dir[lo + k * step].first) <= x;
+		lo += c * step;
+		len = c * step + step <= len ? step : len - c * step;
+	}
+	return lo;
+}
+
+/* fts__chunk_search with the chunk's index (FTS__SUM_KEYS keys at sum): one line a
+ * level (the two levels take 160 KiB for a day's history, cached while look-ups keep
+ * coming), then the key's line with its segments' lines, fetched together. */
+static inline uint32_t fts__sum_search(const uint64_t *sum, const struct fts__chunk *ch, uint64_t x)
+{
+	uint32_t q = 0, l = 0, i = 0, k;
+
+	for (k = 1; k < 5; k++)   /* a cold index: its five lines in one round, not two */
+		__builtin_prefetch(&sum[8 * k]);
+	for (k = 1; k < 4; k++)
+		q += FTS__LD(sum[k]) <= x;
+	for (k = 1; k < 8; k++)
+		l += FTS__LD(sum[8 + 8 * q + k]) <= x;
+	l += 8 * q;
+	for (k = 0; k < 4; k++)
+		__builtin_prefetch(&ch->rec[8 * l + 2 * k]);
+	for (k = 1; k < 8; k++)
+		i += FTS__LD(ch->key[8 * l + k]) <= x;
+	return 8 * l + i;
+}
+
 /* Look x up in state p without the latch: the caller retries. Every index and count is
  * checked, so a torn or hostile copy gives a wrong answer, never a wild read.
  * -ENODATA (no segment, or a state that is not one), -1 (before the first key), 1
@@ -239,7 +315,7 @@ static inline int fts__pub_lookup(const struct fts_calib *c, const struct fts__p
 	/* Recent stamps are the common case: the last chunk first. */
 	d = nc - 1;
 	if (x < FTS__LD(dir[d].first))
-		d = fts__search(&dir[0].first, nc - 1, x, sizeof(struct fts__dirent));
+		d = fts__dir_search(dir, nc - 1, x);
 	di = FTS__LD(dir[d].chunk);
 	if (di >= c->dircap)
 		goto none;
@@ -248,6 +324,10 @@ static inline int fts__pub_lookup(const struct fts_calib *c, const struct fts__p
 	/* in the last chunk, the last segment first (a recent stamp): elsewhere the search */
 	if (d + 1 == nc && x >= FTS__LD(ch->key[m - 1]))
 		i = m - 1;
+	else if (m == FTS__CHUNK_RECS && c->sum)
+		i = fts__sum_search(c->sum + (size_t)di * FTS__SUM_KEYS, ch, x);
+	else if (m == FTS__CHUNK_RECS)
+		i = fts__chunk_search(ch, x);
 	else
 		i = fts__search(ch->key, m, x, sizeof(uint64_t));
 	l->c0 = FTS__LD(ch->key[i]);
