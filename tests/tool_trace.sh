@@ -204,7 +204,9 @@ grep -q "a damaged block at byte $at, passed over: reading goes on at byte $end"
   fail "damaged: $(cat "$work/err")"
 grep -q "1 damaged block passed over" "$work/err" || fail "damaged: $(cat "$work/err")"
 [ "$(wc -l < "$work/mid.txt")" -eq $((5000 - lost)) ] || fail "damaged: $(wc -l < "$work/mid.txt") events"
-grep -vxFf "$work/realtime.txt" "$work/mid.txt" > /dev/null && fail "damaged: events not in the whole trace"
+# (an end whose begin lay in the lost block is printed unpaired: the same event)
+sed -E 's/ end-unpaired( |$)/ end\1/' "$work/mid.txt" | grep -vxFf "$work/realtime.txt" > /dev/null &&
+  fail "damaged: events not in the whole trace"
 if [ -z "$generic" ]; then
   "$tool" trace "$work/head.fts" > "$work/head.txt" 2> "$work/err"; [ $? -eq 1 ] || fail "damaged header: not exit 1"
   grep -q "history was in a damaged block: 5000 events have no time" "$work/err" ||
