@@ -338,13 +338,14 @@ int fts_calib_save(const struct fts_calib *c, int fd)
 
 /* ---- reading ----------------------------------------------------------------------- */
 
-ssize_t fts__histfile_read_some(int fd, void *buf, size_t len)
+ssize_t fts__histfile_read_at(int fd, void *buf, size_t len, off_t off)
 {
 	char *p = buf;
 	size_t got = 0;
 
 	while (got < len) {
-		ssize_t r = read(fd, p + got, len - got);
+		ssize_t r = off < 0 ? read(fd, p + got, len - got)
+				    : pread(fd, p + got, len - got, off + (off_t)got);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -354,6 +355,11 @@ ssize_t fts__histfile_read_some(int fd, void *buf, size_t len)
 		got += (size_t)r;
 	}
 	return (ssize_t)got;
+}
+
+ssize_t fts__histfile_read_some(int fd, void *buf, size_t len)
+{
+	return fts__histfile_read_at(fd, buf, len, -1);
 }
 
 /* Read exactly len bytes: 1, 0 at the end of the file before any, or negative errno

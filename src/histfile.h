@@ -96,6 +96,9 @@ int fts__histfile_write_header(int fd, const struct fts__head *h);
 size_t fts__histfile_put_block(unsigned char *out, uint32_t type, uint32_t len);
 /* Read up to len bytes from fd, fewer only at the end of the file: how many, or -EIO. */
 ssize_t fts__histfile_read_some(int fd, void *buf, size_t len);
+/* The same at offset off (pread: the file position stays), or at the position when
+ * off < 0. */
+ssize_t fts__histfile_read_at(int fd, void *buf, size_t len, off_t off);
 /* Write one block. 0 or negative errno. */
 int fts__histfile_write_block(int fd, uint32_t type, const void *payload, uint32_t len);
 /* The payloads of SAMPLES, CLKSAMPLES and EVENT blocks, encoded little-endian into buf

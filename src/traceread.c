@@ -39,24 +39,6 @@ struct fts_trace {
 	struct fts_trace_stats st;
 };
 
-/* Up to len bytes at off: how many (fewer only at the end of the file), or -EIO. */
-static ssize_t read_at(int fd, void *buf, size_t len, off_t off)
-{
-	size_t got = 0;
-
-	while (got < len) {
-		ssize_t r = pread(fd, (char *)buf + got, len - got, off + (off_t)got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -EIO;
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return (ssize_t)got;
-}
-
 /* A block header that holds: its magic, its zero word and its CRC (from seed). */
 static int head_holds(const unsigned char *h, uint32_t seed)
 {
@@ -73,7 +55,7 @@ static off_t resync(int fd, off_t from)
 	unsigned char b[CHUNK + FTS__BLOCK_HEAD_BYTES];
 
 	for (;; from += CHUNK) {
-		ssize_t got = read_at(fd, b, sizeof(b), from);
+		ssize_t got = fts__histfile_read_at(fd, b, sizeof(b), from);
 		if (got < 0)
 			return got;
 		for (size_t i = 0; i + FTS__BLOCK_HEAD_BYTES <= (size_t)got; i += 8)
@@ -106,7 +88,7 @@ static int next_block(struct fts_trace *t, uint32_t *type, size_t *len)
 {
 	static const unsigned char zero[8];
 	unsigned char *h = t->head;
-	ssize_t got = read_at(t->fd, h, FTS__BLOCK_HEAD_BYTES, t->off);
+	ssize_t got = fts__histfile_read_at(t->fd, h, FTS__BLOCK_HEAD_BYTES, t->off);
 	off_t next;
 	size_t n, pad;
 
@@ -132,7 +114,7 @@ static int next_block(struct fts_trace *t, uint32_t *type, size_t *len)
 		t->blk = b;
 		t->cap = n + pad;
 	}
-	if ((got = read_at(t->fd, t->blk, n + pad, t->off + FTS__BLOCK_HEAD_BYTES)) < 0)
+	if ((got = fts__histfile_read_at(t->fd, t->blk, n + pad, t->off + FTS__BLOCK_HEAD_BYTES)) < 0)
 		return (int)got;
 	if ((size_t)got < n + pad)
 		return 0;   /* cut inside the block: the whole ones before are the trace */
