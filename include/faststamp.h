@@ -369,8 +369,11 @@ FTS__API int fts_get_info(struct fts_info *info);
  *       tolerance (1 ppm by default): a slew of any size that shows in the samples
  *       around it is followed, not mistaken for a step;
  *   P3  events are sparse: where the rates on the two sides of an interval differ and
- *       its own rate lies between them, the clock changed its rate there, and no
- *       step hides in it.
+ *       its own rate lies between them, the clock changed its rate there, and the
+ *       one step that may hide in it is the kernel's lag: Linux reckons a new rate
+ *       from a counter read and its readers see it only once it is published,
+ *       reading on at the old rate meanwhile, then jumping onto the new line; the lag
+ *       is at most 500 us (80-140 us seen in a TCG guest).
  *   The guarantee: for a counter value between the oldest and the newest sample, the
  *   reference read within [ns - err, ns + err] then. Outside the samples, within the
  *   history's reach (rule 15), the same holds if the clock kept the rate band of the
@@ -402,7 +405,9 @@ FTS__API int fts_get_info(struct fts_info *info);
  *      steps; with nothing beside it, its own rate widened by 2000 ppm;
  *   5  the envelope: the cones of the band's rates forward from the earlier sample
  *      and back from the later one; their hull (one step of any size), or where P3
- *      applies, their intersection;
+ *      applies, their intersection widened by the kernel's lag: the change (the two
+ *      sides' rates apart, give or take their noise) over 500 us, unless the
+ *      interval's own rate is the earlier side's (the change came at its end);
  *   6  the estimate: runs of connected lines, each passing every sample of its run
  *      within the sample's own uncertainty (rule 1): a wide bracket does not pull the
  *      line; a run ends at a step, where no line fits, where an interval's own scale

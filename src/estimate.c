@@ -108,7 +108,7 @@ struct fts__band fts__estimate_band_of(const struct fts__ival *self, const struc
 				       const struct fts__ival *right, double tol)
 {
 	const struct fts__ival *n[3] = { left, right, self->step ? NULL : self };
-	struct fts__band b = { INFINITY, -INFINITY };
+	struct fts__band b = { INFINITY, -INFINITY, 0 };
 	double mid;
 
 	if (!left && !right)
@@ -139,7 +139,8 @@ struct fts__band fts__estimate_band_of(const struct fts__ival *self, const struc
 
 /* Rule 5. Where the rates on the two sides of an interval disagree and its own rate lies
  * between them, the clock changed its rate there: by the premise that events are
- * sparse, that change is the one event there, and no step hides in the interval. */
+ * sparse, that change is the one event there, and the one step that may come with it
+ * is the kernel's lag behind its new rate (P3). */
 int fts__estimate_rate_change(const struct fts__ival *self, const struct fts__ival *left,
 			      const struct fts__ival *right, double tol)
 {
@@ -152,24 +153,47 @@ int fts__estimate_rate_change(const struct fts__ival *self, const struct fts__iv
 	       self->rate >= lo - self->noise - slack && self->rate <= hi + self->noise + slack;
 }
 
+/* Rule 5. The change is from the left side's rate to the right side's, each give or
+ * take its noise, over FTS__LAG_NS of the counter at the slower. An interval whose own
+ * rate is the left side's (within their noise and the tolerance) held no change: a
+ * change at its end, whose lag may fall in the next interval, and none here. */
+double fts__estimate_lag(const struct fts__ival *self, const struct fts__ival *left,
+			 const struct fts__ival *right, double tol)
+{
+	double slow = min2(fabs(left->rate), fabs(right->rate));
+
+	if (fabs(self->rate - left->rate) <= self->noise + left->noise + 2 * tol * fabs(left->rate))
+		return 0;
+	if (!(slow > 0))   /* no rate to count the lag in: as long as the history allows */
+		return INFINITY;
+	return (fabs(right->rate - left->rate) + left->noise + right->noise) * (FTS__LAG_NS / slow);
+}
+
 /* Rule 5. If no step happened between a and x, the truth at x lies in the cone forward
  * from a with the band's rates; if none happened between x and b, in the cone back from
  * b. With no step at all, in both: their intersection. With one step at most, in one
- * of the two: their hull. Each cone edge is a line; the edges of the intersection and
- * of the hull bend where a forward edge crosses a backward one: the envelope holds the
- * ends and those points. */
+ * of the two: their hull. A change of rate (FTS__ENV_LAG) is the intersection widened
+ * by the kernel's lag: the kernel reckons a new rate from a counter read and its
+ * readers see it only once it is published, reading on at the old rate meanwhile and
+ * then jumping to the new line (or, the reckoning before the earlier sample, reading
+ * that sample on the old line): their readings lie off the continuous path by the
+ * change times the lag, FTS__LAG_NS at most (fts__estimate_lag, in the band). Each
+ * cone edge is a line; the edges bend where a forward edge crosses a backward one: the
+ * envelope holds the ends and those points. */
 struct fts__env fts__estimate_envelope(const struct fts__pt *a, const struct fts__pt *b,
-				       const struct fts__band *bd, int may_step)
+				       const struct fts__band *bd, int kind)
 {
 	double len = b->x - a->x;
 	double ua = fts__estimate_pt_uncertainty(a, bd->hi), ub = fts__estimate_pt_uncertainty(b, bd->hi);
-	double ca = a->r, cb = b->r;
+	double ca = a->r, cb = b->r, lag = 0;
 	/* edges as y = y0 + s (x - a->x): forward hi/lo, backward hi/lo */
 	double fh0 = ca + ua, fhs = bd->hi, fl0 = ca - ua, fls = bd->lo;
 	double bh0 = cb + ub - bd->lo * len, bhs = bd->lo, bl0 = cb - ub - bd->hi * len, bls = bd->hi;
 	double xs[4] = { 0, len, 0, len };
 	struct fts__env e;
 
+	if (kind == FTS__ENV_LAG)
+		lag = bd->lag;
 	/* the crossings, where inside */
 	if (fhs != bhs) {
 		double x = (bh0 - fh0) / (fhs - bhs);
@@ -185,13 +209,13 @@ struct fts__env fts__estimate_envelope(const struct fts__pt *a, const struct fts
 		double x = xs[i];
 		double fh = fh0 + fhs * x, bh = bh0 + bhs * x, fl = fl0 + fls * x, bl = bl0 + bls * x;
 		e.x[i] = a->x + x;
-		e.hi[i] = may_step ? max2(fh, bh) : min2(fh, bh);
-		e.lo[i] = may_step ? min2(fl, bl) : max2(fl, bl);
+		e.hi[i] = kind == FTS__ENV_HULL ? max2(fh, bh) : min2(fh, bh) + lag;
+		e.lo[i] = kind == FTS__ENV_HULL ? min2(fl, bl) : max2(fl, bl) - lag;
 		/* No room between the cones: no path without a step joins the samples, so
 		 * there was one after all. */
 		if (e.lo[i] > e.hi[i]) {
-			FTS__ASSERT(!may_step);   /* the hull of two cones is never empty */
-			return fts__estimate_envelope(a, b, bd, 1);
+			FTS__ASSERT(kind != FTS__ENV_HULL);   /* the hull of two cones is never empty */
+			return fts__estimate_envelope(a, b, bd, FTS__ENV_HULL);
 		}
 	}
 	return e;

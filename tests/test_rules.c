@@ -223,7 +223,7 @@ static int inside(const struct fts__env *e, double x, double y)
 static void rule5_envelope(void **state)
 {
 	double len = 26e7, a = RATE, b = RATE * (1 + 20 * PPM);
-	struct fts__band bd = { a * (1 - 1 * PPM), b * (1 + 1 * PPM) };
+	struct fts__band bd = { a * (1 - 1 * PPM), b * (1 + 1 * PPM), 0 };
 	struct fts__env hull, isect;
 	struct fts__ival l = ival_at_rate(0, len), r = ival_at_rate(20, len), self;
 	(void)state;
@@ -233,8 +233,8 @@ static void rule5_envelope(void **state)
 		struct fts__pt p0 = pt(0, 0, 0), p1 = pt(len, 0, floor(path(len, a, 0.3 * len, b, 0, 2 * len)));
 		self = fts__estimate_ival_of(&p0, &p1);
 		assert_true(fts__estimate_rate_change(&self, &l, &r, 1e-6));
-		isect = fts__estimate_envelope(&p0, &p1, &bd, 0);
-		hull = fts__estimate_envelope(&p0, &p1, &bd, 1);
+		isect = fts__estimate_envelope(&p0, &p1, &bd, FTS__ENV_INTERSECT);
+		hull = fts__estimate_envelope(&p0, &p1, &bd, FTS__ENV_HULL);
 		for (double x = 0; x <= len; x += len / 64) {
 			assert_true(inside(&isect, x, path(x, a, 0.3 * len, b, 0, 2 * len)));
 			assert_true(inside(&hull, x, path(x, a, 0.3 * len, b, 0, 2 * len)));
@@ -246,15 +246,15 @@ static void rule5_envelope(void **state)
 	/* a step of 40 us at 60 %: the sides agree, P3 does not apply, the hull holds it */
 	{
 		struct fts__pt p0 = pt(0, 0, 0), p1 = pt(len, 0, floor(path(len, a, len, a, 40000, 0.6 * len)));
-		struct fts__band ba = { a * (1 - PPM), a * (1 + PPM) };
+		struct fts__band ba = { a * (1 - PPM), a * (1 + PPM), 0 };
 		self = fts__estimate_ival_of(&p0, &p1);
 		assert_false(fts__estimate_rate_change(&self, &l, &l, 1e-6));
-		hull = fts__estimate_envelope(&p0, &p1, &ba, 1);
+		hull = fts__estimate_envelope(&p0, &p1, &ba, FTS__ENV_HULL);
 		for (double x = 0; x <= len; x += len / 64)
 			assert_true(inside(&hull, x, path(x, a, len, a, 40000, 0.6 * len)));
 		/* no path without a step joins the samples: asked for the intersection, the
 		 * rule gives the hull */
-		isect = fts__estimate_envelope(&p0, &p1, &ba, 0);
+		isect = fts__estimate_envelope(&p0, &p1, &ba, FTS__ENV_INTERSECT);
 		for (int i = 0; i < 4; i++)
 			assert_true(isect.hi[i] - isect.lo[i] >= 0);
 		assert_true(fabs(fts__estimate_env_dist(&isect, 0, 0, a) - fts__estimate_env_dist(&hull, 0, 0, a)) < 1e-6);
@@ -263,6 +263,63 @@ static void rule5_envelope(void **state)
 	 * change of rate P3 speaks of */
 	self = ival_at_rate(40, len);
 	assert_false(fts__estimate_rate_change(&self, &l, &r, 1e-6));
+}
+
+/* Truth of a clock whose kernel reckons rate b from t1 but publishes it at t2: rate a
+ * until t2, then the line of b from t1 (the kernel's lag, P3). */
+static double lag_path(double x, double a, double t1, double b, double t2)
+{
+	return x < t2 ? a * x : a * t1 + b * (x - t1);
+}
+
+/* Rule 5, the kernel's lag: a rate change whose readers saw it late (ADJ_TICK +1 %
+ * published 100 us after it was reckoned, as the fault lab's guest showed: the jump
+ * inside the interval, or the reckoning before its earlier sample) lies outside the
+ * intersection of the cones, and within the intersection widened by the lag; faster
+ * or slower after, and so is a lag of up to FTS__LAG_NS. The widening is no more than
+ * the change over that lag, plus rounding. */
+static void rule5_lag(void **state)
+{
+	double len = 26e7, a = RATE, lag_ticks = FTS__LAG_NS / RATE;   /* 2.6 M */
+	(void)state;
+
+	for (int sign = -1; sign <= 1; sign += 2) {
+		double b = RATE * (1 + sign * 10000 * PPM);
+		struct fts__band bd = { fmin(a, b) * (1 - PPM), fmax(a, b) * (1 + PPM), 0 };
+		/* reckoned at 60 %, published 100 us or FTS__LAG_NS later; or reckoned 10 us
+		 * before the interval began, published 10 us into it */
+		double t1s[3] = { 0.6 * len, 0.6 * len, -2.6e4 }, t2s[3] = { 0.6 * len + 2.6e5,
+			0.6 * len + lag_ticks, 2.6e4 };
+
+		for (int c = 0; c < 3; c++) {
+			double t1 = t1s[c], t2 = t2s[c];
+			struct fts__pt p0 = pt(0, 0, 0), p1 = pt(len, 0, floor(lag_path(len, a, t1, b, t2)));
+			struct fts__ival l = ival_at_rate(0, len), r = ival_at_rate(sign * 10000, len);
+			struct fts__ival self = fts__estimate_ival_of(&p0, &p1);
+			struct fts__env isect;
+			struct fts__env lag;
+			int missed = 0;
+
+			bd.lag = fts__estimate_lag(&self, &l, &r, 1e-6);
+			isect = fts__estimate_envelope(&p0, &p1, &bd, FTS__ENV_INTERSECT);
+			lag = fts__estimate_envelope(&p0, &p1, &bd, FTS__ENV_LAG);
+
+			assert_true(fts__estimate_rate_change(&self, &l, &r, 1e-6));
+			for (double x = 0; x <= len; x += len / 4096) {
+				double y = lag_path(x, a, t1, b, t2);
+				assert_true(inside(&lag, x, y));
+				missed += !inside(&isect, x, y);
+			}
+			assert_true(missed > 0);   /* the intersection alone does not hold it */
+			assert_true(bd.lag > 0);
+			/* a change at the interval's end (its own rate the left side's): none
+			 * inside, none of its lag */
+			assert_true(fts__estimate_lag(&l, &l, &r, 1e-6) == 0);
+			for (int i = 0; i < 4; i++)
+				assert_true(lag.hi[i] - isect.hi[i] <=
+					    (fabs(b - a) + 3 * PPM * RATE) * (FTS__LAG_NS / fmin(a, b)));
+		}
+	}
 }
 
 /* Rule 6: the slopes that pass every sample within its uncertainty; none: refused. */
@@ -821,6 +878,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(rule3_step_verdict),
 		cmocka_unit_test(rule4_band),
 		cmocka_unit_test(rule5_envelope),
+		cmocka_unit_test(rule5_lag),
 		cmocka_unit_test(rule6_fit),
 		cmocka_unit_test(rule6_run_ends),
 		cmocka_unit_test(rule7_step_line),

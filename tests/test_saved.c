@@ -276,8 +276,10 @@ static void format1_loads(void **state)
 		assert_int_equal(fi.saved, f1[k].harsh);
 		assert_int_equal(fts_calib_range(c, &lo, &hi), 0);
 		/* the stored files were written on x86_64, their samples simulated and their
-		 * segments computed in its long double: exact only where this one is the same */
-		assert_answers(c, l, lo, hi, LDBL_MANT_DIG != 64);
+		 * segments computed in its long double: exact only where this one is the same;
+		 * a saved history keeps the answers of the rules it was made with, an earlier
+		 * build's (rule 5's lag came later): they overlap the current ones */
+		assert_answers(c, l, lo, hi, f1[k].harsh || LDBL_MANT_DIG != 64);
 		fts_calib_free(l);
 		fts_calib_free(c);
 		daysim_free(&d);

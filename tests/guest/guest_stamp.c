@@ -20,6 +20,11 @@
  * One stamp is then converted and judged against its bracket: with the counter chosen
  * the warp test across CPUs runs there, and its verdict is printed. Changes no clock.
  *
+ * The process records its samples from the first (fts_clock_record); a run with a miss
+ * prints FTS-MISSREC lines (each miss: clock, stamp, bracket, answer) and its record in
+ * FTS-RECORD lines (base64), which scripts/guest/run-scenario keeps and
+ * tests/test_replay.c replays.
+ *
  * Times "relative to the fault" are CLOCK_MONOTONIC, read just before each bracket.
  * The span of ambiguity is where CLOCK_REALTIME's bounds widen (over WIDE_NS) around a
  * step or suspend: from the last CLOCK_REALTIME-bracketed stamp before the first wide
@@ -54,6 +59,7 @@
 #define PROOF_TRIES_ENV "FTS_GUEST_PROOF_TRIES"
 #define TAI_OFFSET 37               /* TAI - UTC since 2017, so TAI is not REALTIME */
 #define NCLK 5
+#define RECORD "/fts-record"        /* the run's samples (fts_clock_record), in the guest's RAM */
 
 /* The clocks, in the order the brackets take them; the names prefix FTS-RESULT keys. */
 static const struct {
@@ -468,6 +474,57 @@ static void show(const char *tag, size_t i, int64_t ns, int64_t err, const struc
 		       rel_us(r, f), ns - r->before, ns - r->after, err, miss(r, ns, err));
 }
 
+/* A run that missed: each miss as a line (the stamp, its bracket, the answer after the
+ * run and one taken again now that the record is closed), then the record, base64, in
+ * lines of FTS-RECORD (scripts/guest/run-scenario decodes them into a file beside the
+ * console log). tests/data/guest-*.rec and test_replay hold such runs. */
+static void dump_misses(const int64_t *est, const int64_t *err, size_t n,
+			const struct fault *f)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	unsigned char in[96];
+	char line[130];
+	size_t shown = 0, total = 0;
+	ssize_t got;
+	int fd;
+
+	for (size_t i = 0; i < n && shown < 256; i++) {
+		int64_t ns2 = 0, err2 = -1;
+
+		if (err[i] < 0 || !miss(&recs[i], est[i], err[i]))
+			continue;
+		shown++;
+		fts_convert_clock(&recs[i].stamp, clk[recs[i].k].id, &ns2, &err2);
+		printf("FTS-MISSREC i=%zu clock=%s stamp=%" PRIu64 " before=%" PRId64 " after=%"
+		       PRId64 " ns=%" PRId64 " err=%" PRId64 " again_ns=%" PRId64 " again_err=%"
+		       PRId64 " t_us=%.3f\n", i, clk[recs[i].k].name, (uint64_t)recs[i].stamp,
+		       recs[i].before, recs[i].after, est[i], err[i], ns2, err2, rel_us(&recs[i], f));
+	}
+	if ((fd = open(RECORD, O_RDONLY)) < 0) {
+		printf("FTS-RECORD-END error=%s\n", strerror(errno));
+		return;
+	}
+	while ((got = read(fd, in, sizeof(in))) > 0) {
+		size_t o = 0;
+
+		for (ssize_t j = 0; j < got; j += 3) {
+			uint32_t v = (uint32_t)in[j] << 16 | (j + 1 < got ? (uint32_t)in[j + 1] << 8 : 0) |
+				     (j + 2 < got ? in[j + 2] : 0);
+
+			line[o++] = b64[v >> 18 & 63];
+			line[o++] = b64[v >> 12 & 63];
+			line[o++] = j + 1 < got ? b64[v >> 6 & 63] : '=';
+			line[o++] = j + 2 < got ? b64[v & 63] : '=';
+		}
+		line[o] = '\0';
+		printf("FTS-RECORD %s\n", line);
+		total += (size_t)got;
+	}
+	close(fd);
+	printf("FTS-RECORD-END bytes=%zu\n", total);
+}
+
 /* The errors fts_convert() documents, by name. */
 static const char *errno_name(int e)
 {
@@ -607,8 +664,13 @@ int main(int argc, char **argv)
 	start = now(CLOCK_MONOTONIC);
 	if (sc->setup)
 		sc->setup(sc, &f, start + PRE_NS);
-	if (fts_clock_start() < 0) {
-		printf("FTS-RESULT scenario=%s error=fts_clock_start-errno-%d\n", sc->name, errno);
+	/* Calibrated at once, every sample of the process clock kept in a record from the
+	 * first: a run that misses prints it (dump_misses), so that the test suite can
+	 * replay the history this process had. A process started afresh below records
+	 * anew. */
+	unlink(RECORD);
+	if (fts_clock_record(RECORD) < 0) {
+		printf("FTS-RESULT scenario=%s error=fts_clock_record-errno-%d\n", sc->name, errno);
 		return 2;
 	}
 	/* A counter the kernel does not keep time with is used once the warp test has run
@@ -657,6 +719,8 @@ int main(int argc, char **argv)
 		}
 	conv_ns = now(CLOCK_MONOTONIC) - conv_ns;
 	fts_get_info(&info);
+	if (fts_clock_record(NULL) < 0)
+		printf("  the record could not be closed: %s\n", strerror(errno));
 
 	/* The span of ambiguity, from CLOCK_REALTIME's wide bounds, widened to the
 	 * CLOCK_REALTIME stamps on either side that are not wide. */
@@ -803,5 +867,7 @@ int main(int argc, char **argv)
 		       cv[k].span_stamps, clk[k].name, cv[k].span_err, clk[k].name, cv[k].out_err,
 		       clk[k].name, cv[k].errors);
 	printf("\n");
+	if (outside)
+		dump_misses(est, err, n, &f);
 	return 0;
 }
