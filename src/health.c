@@ -28,9 +28,20 @@
  * bound for good. */
 #define MEASURE_MAX_NS 250
 
-static long double hmid(const struct fts__psample *s)
+/* The counter against CLOCK_MONOTONIC_RAW is told from RAW's own bracket (one clock
+ * read: under a sanitizer or on a slow machine the four health reads take several
+ * times as long, and an offset between CPUs is told to within the bracket); the
+ * offsets between the clocks (a step, a sleep), from the health reads, taken
+ * together. */
+static long double rmid(const struct fts__psample *s)
 {
-	return (long double)s->hb + (long double)(s->ha - s->hb) / 2;
+	const struct fts__cbracket *r = &s->k[FTS__CLK_RAW];
+	return (long double)r->b + (long double)(r->a - r->b) / 2;
+}
+
+static long double rwidth(const struct fts__psample *s)
+{
+	return (long double)(s->k[FTS__CLK_RAW].a - s->k[FTS__CLK_RAW].b);
 }
 
 enum fts__verdict fts__health_judge(const struct fts__health *h, const struct fts__psample *s,
@@ -39,7 +50,7 @@ enum fts__verdict fts__health_judge(const struct fts__health *h, const struct ft
 {
 	const struct fts__psample *last = &h->last;
 	const long double ticks_per_ns = h->ticks_per_ns, ticks_per_ns_err = h->ticks_per_ns_err;
-	long double ws, wl, npt, noise, dsusp, dstep, dtai, dc, draw;
+	long double ws, wl, rs, rl, npt, noise, dsusp, dstep, dtai, dc, draw;
 	int ran_on = 0;
 
 	*e = (struct fts__seen){ 0 };
@@ -52,8 +63,10 @@ enum fts__verdict fts__health_judge(const struct fts__health *h, const struct ft
 	}
 	ws = (long double)(s->ha - s->hb);
 	wl = (long double)(last->ha - last->hb);
-	dc = hmid(s) - hmid(last);
-	draw = (long double)(s->clk.raw - last->clk.raw);
+	rs = rwidth(s);
+	rl = rwidth(last);
+	dc = rmid(s) - rmid(last);
+	draw = (long double)(s->k[FTS__CLK_RAW].ns - last->k[FTS__CLK_RAW].ns);
 	/* ns per tick: known, or this interval's own */
 	npt = ticks_per_ns > 0 ? 1 / ticks_per_ns : dc > 0 && draw > 0 ? draw / dc : 1;
 	noise = (ws + wl) * npt + FAULT_SLACK_NS;
@@ -62,7 +75,7 @@ enum fts__verdict fts__health_judge(const struct fts__health *h, const struct ft
 	dtai = (long double)((s->clk.tai - s->clk.boot) - (last->clk.tai - last->clk.boot));
 	if (ticks_per_ns > 0) {
 		long double expect = draw * ticks_per_ns;
-		long double tol = expect * (FAULT_PPM * 1e-6L + ticks_per_ns_err) + ws + wl +
+		long double tol = expect * (FAULT_PPM * 1e-6L + ticks_per_ns_err) + rs + rl +
 				  FAULT_SLACK_NS * ticks_per_ns;
 		int suspended = dsusp > SUSPEND_MIN_NS + noise;
 
@@ -77,7 +90,7 @@ enum fts__verdict fts__health_judge(const struct fts__health *h, const struct ft
 			}
 			ran_on = 1;   /* it counted through the suspend */
 		}
-		tol = ws + wl + expect * (ticks_per_ns_err + OFFSET_PPM * 1e-6L) +
+		tol = rs + rl + expect * (ticks_per_ns_err + OFFSET_PPM * 1e-6L) +
 		      OFFSET_SLACK_NS * ticks_per_ns;
 		if (!ran_on && !suspended && watch_offsets && fabsl(dc - expect) > tol) {
 			snprintf(why, len, "counter moved %.0f ns against "
@@ -87,7 +100,7 @@ enum fts__verdict fts__health_judge(const struct fts__health *h, const struct ft
 		}
 		/* below the fault: how far the counter may have moved, at most, where the
 		 * brackets and the rate can tell */
-		long double unsure = (ws + wl) / 2 + expect * ticks_per_ns_err;
+		long double unsure = (rs + rl) / 2 + expect * ticks_per_ns_err;
 		if (!ran_on && !suspended && watch_offsets && unsure <= MEASURE_MAX_NS * ticks_per_ns)
 			e->moved_ns = (int64_t)ceill((fabsl(dc - expect) + unsure) / ticks_per_ns);
 	}
@@ -108,10 +121,10 @@ void fts__health_learn(struct fts__health *h, const struct fts__psample *s,
 		h->anchor = *s;   /* the first, or past a sleep the counter ran through */
 		return;
 	}
-	if (s->clk.raw - h->anchor.clk.raw >= 1000000) {
-		long double span = hmid(s) - hmid(&h->anchor);
-		h->ticks_per_ns = span / (long double)(s->clk.raw - h->anchor.clk.raw);
-		h->ticks_per_ns_err = ((long double)(s->ha - s->hb) +
-				       (long double)(h->anchor.ha - h->anchor.hb)) / span;
+	if (s->k[FTS__CLK_RAW].ns - h->anchor.k[FTS__CLK_RAW].ns >= 1000000) {
+		long double span = rmid(s) - rmid(&h->anchor);
+		h->ticks_per_ns = span / (long double)(s->k[FTS__CLK_RAW].ns -
+						       h->anchor.k[FTS__CLK_RAW].ns);
+		h->ticks_per_ns_err = (rwidth(s) + rwidth(&h->anchor)) / span;
 	}
 }

@@ -5,9 +5,11 @@
  * a few tries): that is what the history gets. Then come the health reads, one
  * bracket around CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_BOOTTIME and
  * CLOCK_MONOTONIC_RAW; the bracket's width bounds how far apart in time they were
- * read. Comparing them with the previous sample's tells what happened in between:
- *  - the counter against CLOCK_MONOTONIC_RAW, which no NTP adjustment, step or slew
- *    touches (on the counter's own clocksource it is the counter times a constant):
+ * read; and each other clock in a bracket of its own. Comparing them with the
+ * previous sample's tells what happened in between:
+ *  - the counter against CLOCK_MONOTONIC_RAW (in RAW's own bracket, one read wide),
+ *    which no NTP adjustment, step or slew touches (on the counter's own clocksource
+ *    it is the counter times a constant):
  *    a jump, a reset or a rate change of the counter is a counter fault. Across a
  *    suspend RAW stops; the counter may stop with it, or run on for as long as the
  *    suspend lasted (the kernel measures that with the RTC, to about a second);
@@ -173,8 +175,9 @@ static int take(struct fts__psample *s)
 	s->a = r.a;
 	s->rt = r.ns;
 	s->cpu = proof->cpu >= 0 && pthread_equal(proof->mover, pthread_self()) ? proof->cpu : -1;
-	/* the health reads too, in the narrowest of their brackets: a CPU's offset is told
-	 * to within them (health.c) */
+	/* the health reads too, in the narrowest of their brackets: the offsets between
+	 * the clocks (a step, a sleep) are told to within them; a CPU's offset, to within
+	 * RAW's own bracket below (health.c) */
 	for (int i = 0; i < SAMPLE_TRIES; i++) {
 		struct fts__clocks clk;
 		uint64_t hb = src_counter(), ha;

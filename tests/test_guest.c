@@ -221,8 +221,18 @@ static int child_sampler_signals(void)
 	while (now(CLOCK_MONOTONIC) < end) {
 		int64_t ns;
 		struct timespec ms = { 0, 1000000 };
+		sigset_t alarm;
+
 		fts_convert(&s, &ns, NULL);   /* keeps the sampler from going idle */
-		nanosleep(&ms, NULL);         /* and leaves the signals a choice of thread */
+		/* The kernel gives a process's signal to its main thread while that one can
+		 * take it: blocked there while it sleeps, it goes to any other thread that
+		 * does not block it (the sampler, were it to take signals), or waits for
+		 * the main thread's unblock. */
+		sigemptyset(&alarm);
+		sigaddset(&alarm, SIGALRM);
+		pthread_sigmask(SIG_BLOCK, &alarm, NULL);
+		nanosleep(&ms, NULL);
+		pthread_sigmask(SIG_UNBLOCK, &alarm, NULL);
 	}
 	setitimer(ITIMER_REAL, &(struct itimerval){ { 0, 0 }, { 0, 0 } }, NULL);
 	fts_get_info(&in);
