@@ -242,7 +242,7 @@ struct view {
 	struct fts__ival iv[RAW];
 	int step[RAW];
 	struct fts__band band[RAW];
-	int env[RAW];        /* rule 5: its envelope, FTS__ENV_HULL or FTS__ENV_LAG */
+	int may_step[RAW];   /* rule 5: a step may hide in it */
 };
 
 /* The points in the open run's coordinates (after its anchor moved). */
@@ -271,10 +271,9 @@ static void make_view(const struct fts__writer *w, struct view *v)
 		int hl = fts__estimate_neighbour(v->p, v->step, n, k, -1, &l);
 		int hr = fts__estimate_neighbour(v->p, v->step, n, k, 1, &r);
 		v->band[k] = fts__estimate_band_of(&v->iv[k], hl ? &l : NULL, hr ? &r : NULL, w->tol);
-		v->env[k] = v->step[k] || !hl || !hr ||
-			    !fts__estimate_rate_change(&v->iv[k], &l, &r, w->tol) ? FTS__ENV_HULL
-			    : FTS__ENV_LAG;
-		if (v->env[k] == FTS__ENV_LAG)
+		v->may_step[k] = v->step[k] || !hl || !hr ||
+				 !fts__estimate_rate_change(&v->iv[k], &l, &r, w->tol);
+		if (!v->may_step[k])
 			v->band[k].lag = fts__estimate_lag(&v->iv[k], &l, &r, w->tol);
 	}
 }
@@ -320,7 +319,7 @@ static void interval_out(const struct fts__writer *w, const struct view *v, unsi
 {
 	const struct given *a = &w->s[k], *b = &w->s[k + 1];
 	struct fts__pt pa = pt_of(a, a->x, a->r), pb = pt_of(b, a->x, a->r);
-	struct fts__env env = fts__estimate_envelope(&pa, &pb, &v->band[k], v->env[k]);
+	struct fts__env env = fts__estimate_envelope(&pa, &pb, &v->band[k], v->may_step[k]);
 	double s;
 
 	*o = (struct fts__seg_line){ .key = a->x, .end = b->x, .oy = a->r, .y0 = y0, .step = v->step[k] };
@@ -353,7 +352,7 @@ static void consume(struct fts__writer *w, struct view *v, struct fts__seg_line 
 		view_points(w, v);
 		return;
 	}
-	env = fts__estimate_envelope(&v->p[k], &v->p[k + 1], &v->band[k], v->env[k]);
+	env = fts__estimate_envelope(&v->p[k], &v->p[k + 1], &v->band[k], v->may_step[k]);
 	u = fts__estimate_pt_uncertainty(&v->p[k + 1], v->band[k].hi);
 	c = v->p[k + 1].r;
 	if (w->nenv) {
@@ -368,7 +367,7 @@ static void consume(struct fts__writer *w, struct view *v, struct fts__seg_line 
 			run_out(w, w->s[k].x, &o[(*no)++]);
 			run_start(w, w->s[k].x, w->ay, y_end);
 			view_points(w, v);
-			env = fts__estimate_envelope(&v->p[k], &v->p[k + 1], &v->band[k], v->env[k]);
+			env = fts__estimate_envelope(&v->p[k], &v->p[k + 1], &v->band[k], v->may_step[k]);
 			c = v->p[k + 1].r;
 			fts__estimate_fit_add(&w->fit, v->p[k + 1].x, c - u, c + u);
 		} else {
@@ -392,7 +391,7 @@ static void advance(struct fts__writer *w, struct view *v)
 		memmove(&v->iv[0], &v->iv[1], n * sizeof(v->iv[0]));
 		memmove(&v->step[0], &v->step[1], n * sizeof(v->step[0]));
 		memmove(&v->band[0], &v->band[1], n * sizeof(v->band[0]));
-		memmove(&v->env[0], &v->env[1], n * sizeof(v->env[0]));
+		memmove(&v->may_step[0], &v->may_step[1], n * sizeof(v->may_step[0]));
 		w->ns--;
 		w->cur--;
 	}

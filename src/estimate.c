@@ -172,8 +172,8 @@ double fts__estimate_lag(const struct fts__ival *self, const struct fts__ival *l
 /* Rule 5. If no step happened between a and x, the truth at x lies in the cone forward
  * from a with the band's rates; if none happened between x and b, in the cone back from
  * b. With no step at all, in both: their intersection. With one step at most, in one
- * of the two: their hull. A change of rate (FTS__ENV_LAG) is the intersection widened
- * by the kernel's lag: the kernel reckons a new rate from a counter read and its
+ * of the two: their hull. The intersection is widened by the band's lag, the kernel's
+ * behind a change of rate inside the interval (0 elsewhere): the kernel reckons a new rate from a counter read and its
  * readers see it only once it is published, reading on at the old rate meanwhile and
  * then jumping to the new line (or, the reckoning before the earlier sample, reading
  * that sample on the old line): their readings lie off the continuous path by the
@@ -181,19 +181,17 @@ double fts__estimate_lag(const struct fts__ival *self, const struct fts__ival *l
  * cone edge is a line; the edges bend where a forward edge crosses a backward one: the
  * envelope holds the ends and those points. */
 struct fts__env fts__estimate_envelope(const struct fts__pt *a, const struct fts__pt *b,
-				       const struct fts__band *bd, int kind)
+				       const struct fts__band *bd, int may_step)
 {
 	double len = b->x - a->x;
 	double ua = fts__estimate_pt_uncertainty(a, bd->hi), ub = fts__estimate_pt_uncertainty(b, bd->hi);
-	double ca = a->r, cb = b->r, lag = 0;
+	double ca = a->r, cb = b->r;
 	/* edges as y = y0 + s (x - a->x): forward hi/lo, backward hi/lo */
 	double fh0 = ca + ua, fhs = bd->hi, fl0 = ca - ua, fls = bd->lo;
 	double bh0 = cb + ub - bd->lo * len, bhs = bd->lo, bl0 = cb - ub - bd->hi * len, bls = bd->hi;
 	double xs[4] = { 0, len, 0, len };
 	struct fts__env e;
 
-	if (kind == FTS__ENV_LAG)
-		lag = bd->lag;
 	/* the crossings, where inside */
 	if (fhs != bhs) {
 		double x = (bh0 - fh0) / (fhs - bhs);
@@ -209,13 +207,13 @@ struct fts__env fts__estimate_envelope(const struct fts__pt *a, const struct fts
 		double x = xs[i];
 		double fh = fh0 + fhs * x, bh = bh0 + bhs * x, fl = fl0 + fls * x, bl = bl0 + bls * x;
 		e.x[i] = a->x + x;
-		e.hi[i] = kind == FTS__ENV_HULL ? max2(fh, bh) : min2(fh, bh) + lag;
-		e.lo[i] = kind == FTS__ENV_HULL ? min2(fl, bl) : max2(fl, bl) - lag;
+		e.hi[i] = may_step ? max2(fh, bh) : min2(fh, bh) + bd->lag;
+		e.lo[i] = may_step ? min2(fl, bl) : max2(fl, bl) - bd->lag;
 		/* No room between the cones: no path without a step joins the samples, so
 		 * there was one after all. */
 		if (e.lo[i] > e.hi[i]) {
-			FTS__ASSERT(kind != FTS__ENV_HULL);   /* the hull of two cones is never empty */
-			return fts__estimate_envelope(a, b, bd, FTS__ENV_HULL);
+			FTS__ASSERT(!may_step);   /* the hull of two cones is never empty */
+			return fts__estimate_envelope(a, b, bd, 1);
 		}
 	}
 	return e;

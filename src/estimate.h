@@ -79,10 +79,6 @@ struct fts__band fts__estimate_band_of(const struct fts__ival *self, const struc
  * sides disagree, beyond their noise and the tolerance, with its own rate between? */
 int fts__estimate_rate_change(const struct fts__ival *self, const struct fts__ival *left,
 			      const struct fts__ival *right, double tol);
-/* Rule 5: the envelopes: the cones' intersection (no step), their hull (one step of any
- * size), or their intersection widened by the kernel's lag behind a new rate (P3), by
- * the band's lag. */
-enum { FTS__ENV_INTERSECT, FTS__ENV_HULL, FTS__ENV_LAG };
 /* P3: the longest the kernel takes to publish a new rate it has reckoned, ns. */
 #define FTS__LAG_NS 5e5
 /* Rule 5: how far the kernel's lag may put a reading in interval self off a change of
@@ -90,9 +86,11 @@ enum { FTS__ENV_INTERSECT, FTS__ENV_HULL, FTS__ENV_LAG };
  * 0 where its own rate is the left side's (the change was not inside). */
 double fts__estimate_lag(const struct fts__ival *self, const struct fts__ival *left,
 			 const struct fts__ival *right, double tol);
-/* Rule 5: the envelope of the interval from a to b with band bd; kind: FTS__ENV_*. */
+/* Rule 5: the envelope of the interval from a to b with band bd: the cones' hull where
+ * a step may lie inside (may_step), else their intersection widened by the band's lag
+ * (the kernel's behind a new rate, P3). */
 struct fts__env fts__estimate_envelope(const struct fts__pt *a, const struct fts__pt *b,
-				       const struct fts__band *bd, int kind);
+				       const struct fts__band *bd, int may_step);
 /* Rule 8: the largest distance from the line y = y0 + s * (x - x0) to the envelope. */
 double fts__estimate_env_dist(const struct fts__env *e, double x0, double y0, double s);
 /* Rule 7: the line of an interval that holds a step: through the middles of its

@@ -233,8 +233,8 @@ static void rule5_envelope(void **state)
 		struct fts__pt p0 = pt(0, 0, 0), p1 = pt(len, 0, floor(path(len, a, 0.3 * len, b, 0, 2 * len)));
 		self = fts__estimate_ival_of(&p0, &p1);
 		assert_true(fts__estimate_rate_change(&self, &l, &r, 1e-6));
-		isect = fts__estimate_envelope(&p0, &p1, &bd, FTS__ENV_INTERSECT);
-		hull = fts__estimate_envelope(&p0, &p1, &bd, FTS__ENV_HULL);
+		isect = fts__estimate_envelope(&p0, &p1, &bd, 0);
+		hull = fts__estimate_envelope(&p0, &p1, &bd, 1);
 		for (double x = 0; x <= len; x += len / 64) {
 			assert_true(inside(&isect, x, path(x, a, 0.3 * len, b, 0, 2 * len)));
 			assert_true(inside(&hull, x, path(x, a, 0.3 * len, b, 0, 2 * len)));
@@ -249,12 +249,12 @@ static void rule5_envelope(void **state)
 		struct fts__band ba = { a * (1 - PPM), a * (1 + PPM), 0 };
 		self = fts__estimate_ival_of(&p0, &p1);
 		assert_false(fts__estimate_rate_change(&self, &l, &l, 1e-6));
-		hull = fts__estimate_envelope(&p0, &p1, &ba, FTS__ENV_HULL);
+		hull = fts__estimate_envelope(&p0, &p1, &ba, 1);
 		for (double x = 0; x <= len; x += len / 64)
 			assert_true(inside(&hull, x, path(x, a, len, a, 40000, 0.6 * len)));
 		/* no path without a step joins the samples: asked for the intersection, the
 		 * rule gives the hull */
-		isect = fts__estimate_envelope(&p0, &p1, &ba, FTS__ENV_INTERSECT);
+		isect = fts__estimate_envelope(&p0, &p1, &ba, 0);
 		for (int i = 0; i < 4; i++)
 			assert_true(isect.hi[i] - isect.lo[i] >= 0);
 		assert_true(fabs(fts__estimate_env_dist(&isect, 0, 0, a) - fts__estimate_env_dist(&hull, 0, 0, a)) < 1e-6);
@@ -300,9 +300,10 @@ static void rule5_lag(void **state)
 			struct fts__env lag;
 			int missed = 0;
 
+			bd.lag = 0;
+			isect = fts__estimate_envelope(&p0, &p1, &bd, 0);
 			bd.lag = fts__estimate_lag(&self, &l, &r, 1e-6);
-			isect = fts__estimate_envelope(&p0, &p1, &bd, FTS__ENV_INTERSECT);
-			lag = fts__estimate_envelope(&p0, &p1, &bd, FTS__ENV_LAG);
+			lag = fts__estimate_envelope(&p0, &p1, &bd, 0);
 
 			assert_true(fts__estimate_rate_change(&self, &l, &r, 1e-6));
 			for (double x = 0; x <= len; x += len / 4096) {
