@@ -477,7 +477,7 @@ static void show(const char *tag, size_t i, int64_t ns, int64_t err, const struc
 /* A run that missed: each miss as a line (the stamp, its bracket, the answer after the
  * run and one taken again now that the record is closed), then the record, base64, in
  * lines of FTS-RECORD (scripts/guest/run-scenario decodes them into a file beside the
- * console log). tests/data/guest/*.rec and test_replay hold such runs. */
+ * console log). test_replay replays such runs, kept in tests/data/guest. */
 static void dump_misses(const int64_t *est, const int64_t *err, size_t n,
 			const struct fault *f)
 {
