@@ -474,12 +474,25 @@ static void show(const char *tag, size_t i, int64_t ns, int64_t err, const struc
 		       rel_us(r, f), ns - r->before, ns - r->after, err, miss(r, ns, err));
 }
 
-/* A run that missed: each miss as a line (the stamp, its bracket, the answer after the
- * run and one taken again now that the record is closed), then the record, base64, in
+/* One stamp as a line of TAG: its clock, the stamp, its bracket, the answer after the
+ * run and one taken again now that the record is closed. */
+static void print_stamp(const char *tag, size_t i, const int64_t *est, const int64_t *err,
+			const struct fault *f)
+{
+	int64_t ns2 = 0, err2 = -1;
+
+	fts_convert_clock(&recs[i].stamp, clk[recs[i].k].id, &ns2, &err2);
+	printf("%s i=%zu clock=%s stamp=%" PRIu64 " before=%" PRId64 " after=%" PRId64 " ns=%"
+	       PRId64 " err=%" PRId64 " again_ns=%" PRId64 " again_err=%" PRId64 " t_us=%.3f\n",
+	       tag, i, clk[recs[i].k].name, (uint64_t)recs[i].stamp, recs[i].before,
+	       recs[i].after, est[i], err[i], ns2, err2, rel_us(&recs[i], f));
+}
+
+/* The run's evidence: each miss as a line of FTS-MISSREC, then the record, base64, in
  * lines of FTS-RECORD (scripts/guest/run-scenario decodes them into a file beside the
  * console log). test_replay replays such runs, kept in tests/data/guest. */
-static void dump_misses(const int64_t *est, const int64_t *err, size_t n,
-			const struct fault *f)
+static void dump_evidence(const int64_t *est, const int64_t *err, size_t n,
+			  const struct fault *f)
 {
 	static const char b64[] =
 		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -489,18 +502,11 @@ static void dump_misses(const int64_t *est, const int64_t *err, size_t n,
 	ssize_t got;
 	int fd;
 
-	for (size_t i = 0; i < n && shown < 256; i++) {
-		int64_t ns2 = 0, err2 = -1;
-
-		if (err[i] < 0 || !miss(&recs[i], est[i], err[i]))
-			continue;
-		shown++;
-		fts_convert_clock(&recs[i].stamp, clk[recs[i].k].id, &ns2, &err2);
-		printf("FTS-MISSREC i=%zu clock=%s stamp=%" PRIu64 " before=%" PRId64 " after=%"
-		       PRId64 " ns=%" PRId64 " err=%" PRId64 " again_ns=%" PRId64 " again_err=%"
-		       PRId64 " t_us=%.3f\n", i, clk[recs[i].k].name, (uint64_t)recs[i].stamp,
-		       recs[i].before, recs[i].after, est[i], err[i], ns2, err2, rel_us(&recs[i], f));
-	}
+	for (size_t i = 0; i < n && shown < 256; i++)
+		if (err[i] >= 0 && miss(&recs[i], est[i], err[i])) {
+			shown++;
+			print_stamp("FTS-MISSREC", i, est, err, f);
+		}
 	if ((fd = open(RECORD, O_RDONLY)) < 0) {
 		printf("FTS-RECORD-END error=%s\n", strerror(errno));
 		return;
@@ -611,6 +617,7 @@ int main(int argc, char **argv)
 	struct {
 		uint64_t stamps, outside, errors, span_stamps;
 		int64_t worst, span_err, out_err;
+		size_t span_at;
 	} cv[NCLK] = { 0 };
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -665,7 +672,7 @@ int main(int argc, char **argv)
 	if (sc->setup)
 		sc->setup(sc, &f, start + PRE_NS);
 	/* Calibrated at once, every sample of the process clock kept in a record from the
-	 * first: a run that misses prints it (dump_misses), so that the test suite can
+	 * first: every run prints it (dump_evidence), so that the test suite can
 	 * replay the history this process had. A process started afresh below records
 	 * anew. */
 	unlink(RECORD);
@@ -778,8 +785,10 @@ int main(int argc, char **argv)
 			max_err = err[i];
 		if (in_span) {
 			cv[k].span_stamps++;
-			if (err[i] > cv[k].span_err)
+			if (err[i] > cv[k].span_err) {
 				cv[k].span_err = err[i];
+				cv[k].span_at = i;
+			}
 		} else if (err[i] > cv[k].out_err) {
 			cv[k].out_err = err[i];
 		}
@@ -867,7 +876,11 @@ int main(int argc, char **argv)
 		       cv[k].span_stamps, clk[k].name, cv[k].span_err, clk[k].name, cv[k].out_err,
 		       clk[k].name, cv[k].errors);
 	printf("\n");
-	if (outside)
-		dump_misses(est, err, n, &f);
+	/* Each clock's widest bound in the span, as a miss is shown below: a bound that
+	 * fails run-scenario's width check is replayed from the record like a miss. */
+	for (int k = 0; k < NCLK; k++)
+		if (cv[k].span_err >= 0)
+			print_stamp("FTS-WIDEST", cv[k].span_at, est, err, &f);
+	dump_evidence(est, err, n, &f);
 	return 0;
 }
