@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config)
 if [ "${1:-test}" != build ]; then
   pkgs+=(libcmocka-dev clang libclang-rt-14-dev llvm
-         iproute2 tcpdump tshark gnuplot-nox valgrind
+         iproute2 tcpdump tshark gnuplot-nox valgrind gdb
          qemu-user-static gcc-aarch64-linux-gnu libc6-dev-arm64-cross
          gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
          qemu-system-x86 busybox-static cpio

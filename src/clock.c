@@ -87,7 +87,7 @@ int fts__clock_prove(void)
 	return rc;
 }
 
-FTS__HOT int64_t fts__clock_skew_ns(void)
+FTS__PATH(3) int64_t fts__clock_skew_ns(void)
 {
 	if (fts__attach_in_use(&pc->hot.attach))
 		return fts__attach_skew_ns(&pc->hot.attach);
@@ -182,7 +182,7 @@ static void clock_id(struct fts__head *h, int with_hz)
 	fts__now(CLOCK_REALTIME, &h->created_ns);
 }
 
-FTS__HOT int fts__clock_prepare(uint64_t newest)
+FTS__PATH(5) int fts__clock_prepare(uint64_t newest)
 {
 	const struct fts_calib *h = realtime_hist();
 	uint64_t c1 = 0;
@@ -218,7 +218,7 @@ FTS__HOT int fts__clock_prepare(uint64_t newest)
 /* A clock read now, bracketed by counter reads, as a line at the tail's band: what the
  * clock read at a counter value before it lies within its bound, if the clock kept the
  * band since (the bridge, rule 11). */
-FTS__HOT static int read_line(int k, const struct fts__line *tail, struct fts__line *m)
+FTS__PATH(3) static int read_line(int k, const struct fts__line *tail, struct fts__line *m)
 {
 	const struct fts__source *src = &pc->hot.src;
 	uint64_t b, a;
@@ -252,7 +252,7 @@ FTS__HOT static int read_line(int k, const struct fts__line *tail, struct fts__l
 	return 0;
 }
 
-FTS__HOT int fts__clock_epoch(int64_t *e)
+FTS__PATH(3) int fts__clock_epoch(int64_t *e)
 {
 	const struct fts__source *src = &pc->hot.src;
 
@@ -264,7 +264,7 @@ uint64_t fts__clock_counter_now(void)
 	return pc_faulted() ? 0 : src_counter();
 }
 
-FTS__HOT int fts__clock_read(int k, const struct fts__line *fwd, struct fts__line *m)
+FTS__PATH(3) int fts__clock_read(int k, const struct fts__line *fwd, struct fts__line *m)
 {
 	/* a counter found faulty is not read again */
 	return pc_faulted() ? -1 : read_line(k, fwd, m);
@@ -487,7 +487,7 @@ FTS__HOT const struct fts_calib *fts__clock_history(int k)
 	return pc_hist(k);
 }
 
-FTS__HOT void fts__clock_view(int k, struct fts__clock_view *v)
+FTS__PATH(5) void fts__clock_view(int k, struct fts__clock_view *v)
 {
 	const struct fts__attached *a = &pc->hot.attach;
 
@@ -495,7 +495,7 @@ FTS__HOT void fts__clock_view(int k, struct fts__clock_view *v)
 	v->old = v->cur && v->cur == fts__attach_view(a, k) ? NULL : fts__attach_frozen(a, k);
 }
 
-FTS__HOT int fts__clock_holds(int k)
+FTS__PATH(5) int fts__clock_holds(int k)
 {
 	return !fts__attach_in_use(&pc->hot.attach) || fts__attach_view(&pc->hot.attach, k);
 }

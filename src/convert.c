@@ -340,7 +340,7 @@ static int convert_checked(int k, const fast_timestamp_t *stamps, size_t n, int6
  * as few lines and pages as it can. 0 with *ns and *err (err may be NULL), or -errno as
  * convert_counter; 1 for what it leaves to convert_counter (a stamp past the newest
  * sample, a history left behind, one that kept moving). */
-FTS__HOT __attribute__((flatten)) static int convert_old_one(int k, uint64_t x, int64_t *ns, int64_t *err)
+FTS__PATH(5) __attribute__((flatten)) static int convert_old_one(int k, uint64_t x, int64_t *ns, int64_t *err)
 {
 	struct fts__clock_view v;
 	struct fts__reading rd = { 0 };
@@ -368,7 +368,7 @@ FTS__HOT __attribute__((flatten)) static int convert_old_one(int k, uint64_t x, 
 }
 
 /* One stamp to clock k: the hot path of fts_convert and fts_convert_clock. */
-FTS__HOT static inline int convert_one(int k, const fast_timestamp_t *stamp, int64_t *ns,
+FTS__PATH(1) static inline int convert_one(int k, const fast_timestamp_t *stamp, int64_t *ns,
 				       int64_t *err_ns)
 {
 	struct fts__fresh_view f;
@@ -411,12 +411,12 @@ FTS__HOT static inline int convert_one(int k, const fast_timestamp_t *stamp, int
 	return 0;
 }
 
-FTS__HOT int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
+FTS__PATH(0) FTS__PATH_START int fts_convert(const fast_timestamp_t *stamp, int64_t *ns, int64_t *err_ns)
 {
 	return convert_one(FTS__CLK_REALTIME, stamp, ns, err_ns);
 }
 
-FTS__HOT int fts_convert_clock(const fast_timestamp_t *stamp, clockid_t clock, int64_t *ns,
+FTS__PATH(1) int fts_convert_clock(const fast_timestamp_t *stamp, clockid_t clock, int64_t *ns,
 			       int64_t *err_ns)
 {
 	int k = fts__hw_clk_of(clock);
@@ -455,7 +455,7 @@ FTS__HOT int fts_convert_array_clock(const fast_timestamp_t *stamps, size_t n, c
 	return convert_array(k, stamps, n, ns, err_ns);
 }
 
-int fast_timestamp_to_timespec(const fast_timestamp_t *stamp, struct timespec *ts)
+FTS__PATH(1) int fast_timestamp_to_timespec(const fast_timestamp_t *stamp, struct timespec *ts)
 {
 	int64_t ns, sec;
 
@@ -474,7 +474,7 @@ int fast_timestamp_to_timespec(const fast_timestamp_t *stamp, struct timespec *t
 	return 0;
 }
 
-int fast_timestamp_to_timeval(const fast_timestamp_t *stamp, struct timeval *tv)
+FTS__PATH(1) int fast_timestamp_to_timeval(const fast_timestamp_t *stamp, struct timeval *tv)
 {
 	struct timespec ts;
 

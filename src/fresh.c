@@ -121,7 +121,7 @@ FTS__HOT static int narrow(int k, uint64_t err)
 /* After a read *m that agreed with fwd, taken after generation gen was read: if its
  * bracket is as narrow as the narrowest seen (a warm read), the epoch and the narrowest
  * of a few reads more make the line. */
-FTS__HOT static void make(int k, const struct fts__line *fwd, const struct fts__line *rate,
+FTS__PATH(6) static void make(int k, const struct fts__line *fwd, const struct fts__line *rate,
 			  const struct fts__line *m, unsigned gen, uint64_t chain_end)
 {
 	struct fts__line best = { .err = UINT64_MAX }, again;
@@ -171,6 +171,15 @@ __attribute__((constructor)) static void rebase_after_rounds(void)
 	fts__clock_on_round(rebase);
 }
 
+/* The line's arithmetic, one copy for the renewal's three uses: after idle, each line of
+ * code is a miss (three inlined copies were 18 lines more). */
+FTS__PATH(2) __attribute__((noinline)) static int line_convert(const struct fts__line *l,
+							   int where, uint64_t x, int64_t *ns,
+							   int64_t *err)
+{
+	return fts__line_convert(l, where, x, ns, err);
+}
+
 /* A stamp past the line after the kernel updated the clock (the first conversion after
  * a few ms of idle, most often): the line stands for the tail (it is the tail's band
  * carried on from a read), and a read now bridges from it (rule 11), without the
@@ -178,21 +187,26 @@ __attribute__((constructor)) static void rebase_after_rounds(void)
  * takes it, convert.c) and becomes the next line; lines renewed so carry on from the
  * tail's key for at most FRESH_CHAIN_NS (the sampler makes a line from each new tail;
  * without it, a conversion that reads the history does). */
-FTS__HOT int fts__fresh_renew(int k, const struct fts__fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
+FTS__PATH(2) int fts__fresh_renew(int k, const struct fts__fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
 {
 	struct fts__line read, fwd = f->line;
-	int64_t p, bound;
+	int64_t p, bound, nf, ef, nb, eb;
 	unsigned gen = fts__clock_gen();
 
 	fwd.flags = 0;
+
+	/* the bridge (fts__bridge) from the line to the read, spelled out to call one copy */
 	if (x < fwd.c0 || x > f->chain_end || fts__clock_read(k, &fwd, &read) < 0 || read.c0 < x ||
-	    fts__line_convert(&fwd, 1, read.c0, &p, &bound) < 0 ||
+	    line_convert(&fwd, 1, read.c0, &p, &bound) < 0 ||
 	    (p > read.r0 ? p - read.r0 : read.r0 - p) > bound + (int64_t)read.err ||
-	    fts__bridge(&fwd, &read, x, ns, err) < 0)
+	    line_convert(&fwd, 1, x, &nf, &ef) < 0 || line_convert(&read, -1, x, &nb, &eb) < 0 ||
+	    fts__estimate_rule11_join(nf, ef, nb, eb, ns, err) < 0)
 		return 0;
 	if (err)
 		*err = *err > INT64_MAX - f->skew ? INT64_MAX : *err + f->skew;
-	make(k, &fwd, NULL, &read, gen, f->chain_end);
+	/* after idle the read is not narrow, and make() is not called (nor brought in) */
+	if (narrow(k, read.err))
+		make(k, &fwd, NULL, &read, gen, f->chain_end);
 	return 1;
 }
 

@@ -55,7 +55,7 @@ static inline uint64_t fts__fresh_from(int k)
 }
 
 /* A whole copy of clock k's line of this generation: 1; 0 if there is none. */
-FTS__HOT static inline int fts__fresh_load(int k, struct fts__fresh_view *f)
+FTS__PATH(1) static inline int fts__fresh_load(int k, struct fts__fresh_view *f)
 {
 	const struct fts__fresh *fr = &fts__fresh_lines.line[k];
 	unsigned s = __atomic_load_n(&fr->seq, __ATOMIC_ACQUIRE);
@@ -81,7 +81,7 @@ FTS__HOT static inline int fts__fresh_load(int k, struct fts__fresh_view *f)
 }
 
 /* Has the kernel kept computing the clock as at the line's read? */
-FTS__HOT static inline int fts__fresh_kept(const struct fts__fresh_view *f)
+FTS__PATH(1) static inline int fts__fresh_kept(const struct fts__fresh_view *f)
 {
 	int64_t epoch;
 
@@ -96,7 +96,7 @@ static inline int fts__fresh_covers(const struct fts__fresh_view *f, uint64_t x)
 
 /* Rule 12's line at x, covered (err may be NULL). Its maker checked that nothing
  * overflows over the span. */
-FTS__HOT static inline void fts__fresh_at(const struct fts__fresh_view *f, uint64_t x, int64_t *ns,
+FTS__PATH(1) static inline void fts__fresh_at(const struct fts__fresh_view *f, uint64_t x, int64_t *ns,
 					  int64_t *err)
 {
 	*ns = fts__line_at(&f->line, x);

@@ -42,28 +42,33 @@ int fts__hw_clock(void *ctx, int k, int64_t *ns)
 	return fts__now(fts__hw_clk_id(k), ns);
 }
 
-static const clockid_t clk_ids[FTS__NCLK] = {
-	[FTS__CLK_REALTIME] = CLOCK_REALTIME, [FTS__CLK_TAI] = CLOCK_TAI,
-	[FTS__CLK_MONOTONIC] = CLOCK_MONOTONIC, [FTS__CLK_BOOTTIME] = CLOCK_BOOTTIME,
-	[FTS__CLK_RAW] = CLOCK_MONOTONIC_RAW,
-};
+/* Each clock's id by enum fts__clk, a nibble each in one constant, not a table: a table
+ * is one more page for a conversion after idle to bring back. */
+#define CLK_ID(k, id) ((uint64_t)(id) << (4 * (k)))
+#define CLK_IDS                                                                            \
+	(CLK_ID(FTS__CLK_REALTIME, CLOCK_REALTIME) | CLK_ID(FTS__CLK_TAI, CLOCK_TAI) |     \
+	 CLK_ID(FTS__CLK_MONOTONIC, CLOCK_MONOTONIC) |                                     \
+	 CLK_ID(FTS__CLK_BOOTTIME, CLOCK_BOOTTIME) | CLK_ID(FTS__CLK_RAW, CLOCK_MONOTONIC_RAW))
+_Static_assert(CLOCK_REALTIME < 16 && CLOCK_TAI < 16 && CLOCK_MONOTONIC < 16 &&
+	       CLOCK_BOOTTIME < 16 && CLOCK_MONOTONIC_RAW < 16 && FTS__NCLK <= 16,
+	       "every clock's id fits a nibble");
 
-FTS__HOT int fts__hw_clk_of(clockid_t id)
+FTS__PATH(1) int fts__hw_clk_of(clockid_t id)
 {
 	for (int k = 0; k < FTS__NCLK; k++)
-		if (clk_ids[k] == id)
+		if ((clockid_t)(CLK_IDS >> (4 * k) & 15) == id)
 			return k;
 	return -1;
 }
 
-FTS__HOT clockid_t fts__hw_clk_id(int k)
+FTS__PATH(4) clockid_t fts__hw_clk_id(int k)
 {
-	return clk_ids[k];
+	return (clockid_t)(CLK_IDS >> (4 * k) & 15);
 }
 
 /* CLOCK_REALTIME_COARSE is the clock at the kernel's last timekeeping update: every
  * update moves it, as time passes between them. */
-FTS__HOT int fts__hw_epoch(void *ctx, int64_t *e)
+FTS__PATH(4) int fts__hw_epoch(void *ctx, int64_t *e)
 {
 	(void)ctx;
 	return fts__now(CLOCK_REALTIME_COARSE, e);

@@ -16,10 +16,19 @@
 #include "warp.h"
 
 #define FTS__LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
-/* A conversion after idle pays a TLB miss for every page it touches: the code and the
- * state it runs through are kept together, the code first in .text (the linker groups
- * hot sections), the state in .data. */
+/* A conversion after idle pays a TLB miss for every page it touches and a miss for
+ * every line: the code and the state it runs through are kept together, the code first
+ * in .text (the linker groups hot sections), the state in .data. FTS__PATH(n): the
+ * conversion's paths after idle in the order n gives across files (GNU ld sorts
+ * .text.sorted.* by name, after the hot sections; other linkers keep them, unordered,
+ * in .text), from a page's start (0, FTS__PATH_START: fts_convert): 1 the other entry
+ * points and what they share, 2-4 a fresh stamp's (the fresh line renewed from one clock
+ * read, fresh.c), 5 an old stamp's (inside the history), 6 what follows a narrow read.
+ * A fresh stamp's then runs in two pages, an old one's in two or three
+ * (scripts/conversion-path counts them). */
 #define FTS__HOT __attribute__((hot))
+#define FTS__PATH(n) __attribute__((hot, section(".text.sorted.fts_" #n)))
+#define FTS__PATH_START __attribute__((aligned(4096)))
 #define FTS__HOT_DATA __attribute__((section(".data.fts_hot")))
 #define FTS__ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 

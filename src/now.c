@@ -5,7 +5,7 @@
 #include "internal.h"
 #include "now.h"
 
-FTS__HOT int fts__now(clockid_t id, int64_t *ns)
+FTS__PATH(4) int fts__now(clockid_t id, int64_t *ns)
 {
 	struct timespec ts;
 

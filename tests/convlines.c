@@ -11,6 +11,12 @@
  *                     CLOCK_MONOTONIC), between two getpid system calls that mark it
  *                     for strace, the page faults it took, and the history it used
  *                     (scripts/attach-breakdown)
+ *   convlines path-fresh, path-old
+ *                     no valgrind: after 50 rounds of a fresh stamp converted and 3 ms of
+ *                     sleep, one conversion of a fresh stamp (the fresh line renewed from
+ *                     a clock read) or of an old one (inside the history), between calls of path_begin() and
+ *                     path_end(), where scripts/conversion-path's debugger starts and
+ *                     stops stepping
  *
  * Both kinds are converted first, untimed, so that what one conversion reads the first
  * time only (a history made, a path looked up) is behind. Exit 0, 1 when the
@@ -48,6 +54,19 @@ __attribute__((noinline)) static int counted(const fast_timestamp_t *s, int64_t 
 }
 #endif
 
+/* The marks of the path traced (scripts/conversion-path): global, never inlined. */
+__attribute__((noinline)) void path_begin(void);
+__attribute__((noinline)) void path_end(void);
+__attribute__((noinline)) void path_begin(void)
+{
+	__asm__ volatile("");
+}
+
+__attribute__((noinline)) void path_end(void)
+{
+	__asm__ volatile("");
+}
+
 int main(int argc, char **argv)
 {
 	fast_timestamp_t old, s;
@@ -56,9 +75,29 @@ int main(int argc, char **argv)
 	int fresh, rc;
 
 	if (argc != 2 || (strcmp(argv[1], "fresh") && strcmp(argv[1], "old") &&
-			  strcmp(argv[1], "first"))) {
-		fprintf(stderr, "usage: convlines fresh|old|first\n");
+			  strcmp(argv[1], "first") && strcmp(argv[1], "path-fresh") &&
+			  strcmp(argv[1], "path-old"))) {
+		fprintf(stderr, "usage: convlines fresh|old|first|path-fresh|path-old\n");
 		return 2;
+	}
+	if (!strncmp(argv[1], "path-", 5)) {
+		struct timespec idle = { 0, 3000000 };
+		for (int i = 0; i < 50; i++) {
+			store_fast_timestamp(&s);
+			if (fts_convert(&s, &ns, NULL) < 0)
+				return 1;
+			if (i == 0)   /* after the history's first samples, before its latest */
+				store_fast_timestamp(&old);
+			nanosleep(&idle, NULL);
+		}
+		store_fast_timestamp(&s);
+		if (!strcmp(argv[1], "path-old"))
+			s = old;
+		path_begin();
+		rc = fts_convert(&s, &ns, NULL);
+		path_end();
+		printf("converted %s %d\n", argv[1], rc);
+		return rc < 0;
 	}
 	if (!strcmp(argv[1], "first")) {
 		struct timespec a, b;
