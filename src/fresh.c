@@ -118,19 +118,23 @@ FTS__HOT static int narrow(int k, uint64_t err)
 	return err <= 2 * n;
 }
 
-/* After a read *m that agreed with fwd, taken after generation gen was read: if its
- * bracket is as narrow as the narrowest seen (a warm read), the epoch and the narrowest
- * of a few reads more make the line. */
+/* After a read that agreed with fwd, taken after generation gen was read: the epoch and
+ * the narrowest of a few reads more make the line, if that one is as narrow as the
+ * narrowest seen. A conversion calls it only after a read that was narrow (a warm one):
+ * the first read after idle is not, and reads no more than the clock. The sampler,
+ * after each round, calls it whatever its own read was: the line it makes from the new
+ * tail carries the chain on (FRESH_CHAIN_NS), and without it every conversion once the
+ * old chain ended would read the history (a fifth of them, 50 ms apart, where a read of
+ * 46 ns against the narrowest 21 stopped it). */
 FTS__PATH(6) static void make(int k, const struct fts__line *fwd, const struct fts__line *rate,
-			  const struct fts__line *m, unsigned gen, uint64_t chain_end)
+			  unsigned gen, uint64_t chain_end)
 {
 	struct fts__line best = { .err = UINT64_MAX }, again;
 	int64_t epoch;
 
-	/* The epoch before the reads the line is made from: the first read after idle
-	 * (not narrow, so no line) reads no more than the clock. The line serves
-	 * milliseconds of stamps: the narrowest of a few reads. */
-	if (!narrow(k, m->err) || fts__clock_epoch(&epoch) < 0)
+	/* The epoch before the reads the line is made from. The line serves milliseconds
+	 * of stamps: the narrowest of a few reads. */
+	if (fts__clock_epoch(&epoch) < 0)
 		return;
 	for (int i = 0; i < FRESH_TRIES; i++)
 		if (fts__clock_read(k, fwd, &again) == 0 && again.err < best.err)
@@ -146,9 +150,7 @@ static const struct fts__line *rate_of(const struct fts_calib *h, const struct f
 	return fts__calib_find(h, tail->c0, seg) == 0 ? seg : NULL;
 }
 
-/* The sampler after each round (fts__clock_on_round): a line from each clock's new
- * tail, so that conversions renew it (fts__fresh_renew) without the history's pages. */
-static void rebase(void)
+void fts__fresh_rebase(void)
 {
 	for (int k = 0; k < FTS__NCLK; k++) {
 		const struct fts_calib *h = fts__clock_history(k);
@@ -162,13 +164,13 @@ static void rebase(void)
 		    fts__line_convert(&tail, 1, m.c0, &p, &bound) < 0 ||
 		    (p > m.r0 ? p - m.r0 : m.r0 - p) > bound + (int64_t)m.err)
 			continue;
-		make(k, &tail, rate_of(h, &tail, &seg), &m, gen, 0);
+		make(k, &tail, rate_of(h, &tail, &seg), gen, 0);
 	}
 }
 
 __attribute__((constructor)) static void rebase_after_rounds(void)
 {
-	fts__clock_on_round(rebase);
+	fts__clock_on_round(fts__fresh_rebase);
 }
 
 /* The line's arithmetic, one copy for the renewal's three uses: after idle, each line of
@@ -206,7 +208,7 @@ FTS__PATH(2) int fts__fresh_renew(int k, const struct fts__fresh_view *f, uint64
 		*err = *err > INT64_MAX - f->skew ? INT64_MAX : *err + f->skew;
 	/* after idle the read is not narrow, and make() is not called (nor brought in) */
 	if (narrow(k, read.err))
-		make(k, &fwd, NULL, &read, gen, f->chain_end);
+		make(k, &fwd, NULL, gen, f->chain_end);
 	return 1;
 }
 
@@ -229,9 +231,9 @@ FTS__HOT int fts__fresh_read_after(int k, uint64_t x, struct fts__line *m)
 		if (fts__line_convert(&tail, 1, m->c0, &p, &bound) < 0)
 			return 1;
 		kept = (p > m->r0 ? p - m->r0 : m->r0 - p) <= bound + (int64_t)m->err;
-		if (kept) {
+		if (kept && narrow(k, m->err)) {
 			struct fts__line seg;
-			make(k, &tail, rate_of(h, &tail, &seg), m, gen, 0);
+			make(k, &tail, rate_of(h, &tail, &seg), gen, 0);
 		}
 		/* It left it (a step, a new rate): a sample now in a history of the
 		 * process's own, so that x lies inside it, between samples that hold the

@@ -114,5 +114,10 @@ int fts__fresh_renew(int k, const struct fts__fresh_view *f, uint64_t x, int64_t
  * tail's extrapolation, a new line made from it). When the clock left it, a private
  * history first takes a sample (x may then lie inside it: 0). */
 int fts__fresh_read_after(int k, uint64_t x, struct fts__line *m);
+/* The sampler's hook after each round (fts__clock_on_round): a line from each clock's
+ * new tail, whatever its own first read (a slow one too), so that the chain of renewals
+ * goes on from the newest sample and conversions renew it without the history's pages.
+ * The tests call it as the hook would. */
+void fts__fresh_rebase(void);
 
 #endif /* FTS__FRESH_H */

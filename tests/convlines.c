@@ -94,7 +94,11 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], "path-old"))
 			s = old;
 		path_begin();
+#ifdef HAVE_CALLGRIND
+		rc = counted(&s, &ns);
+#else
 		rc = fts_convert(&s, &ns, NULL);
+#endif
 		path_end();
 		printf("converted %s %d\n", argv[1], rc);
 		return rc < 0;

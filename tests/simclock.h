@@ -30,6 +30,8 @@ struct simclock {
 	uint64_t t;           /* true ticks */
 	uint64_t per_read;    /* ticks a read takes, */
 	uint64_t jitter;      /* plus up to this many more (slow, uneven reads: emulators) */
+	uint64_t slow_ticks;  /* the slow_in-th read from now (1: the next) alone takes this */
+	int slow_in;          /* many more, once */
 	uint64_t quantum;     /* the clocks move only every this many true ticks (a coarse
 			       * clocksource: acpi_pm's 279 ns), 0: every tick */
 	uint64_t rng;
@@ -57,6 +59,8 @@ static struct simclock simc __attribute__((unused));
 static inline void simc_tick(void)
 {
 	simc.t += simc.per_read;
+	if (simc.slow_in && --simc.slow_in == 0)
+		simc.t += simc.slow_ticks;
 	if (simc.jitter) {
 		simc.rng = simc.rng * 6364136223846793005ull + 1442695040888963407ull;
 		simc.t += (simc.rng >> 33) % (simc.jitter + 1);

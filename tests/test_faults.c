@@ -19,6 +19,7 @@
 #include "history.h"
 #include "simclock.h"
 #include "clock.h"
+#include "fresh.h"
 
 #define MAXSTAMPS 40000
 #define QUIET_BOUND_NS 2000   /* the widest bound of a quiet clock's stamps here */
@@ -653,6 +654,43 @@ static void sampler_thread(void **unused)
 	assert_int_equal(simc_stop_thread(), 0);
 }
 
+/* Rule 12's chain goes on from each round's tail: the sampler's hook makes a line from
+ * it whatever its own first read was (a slow one, against the narrowest seen, must not
+ * stop it), so that a fresh stamp 50 ms after a round renews the line rather than read
+ * the history once the previous chain ends. */
+static void fresh_chain_carried(void **unused)
+{
+	const struct fts__fresh *fr = &fts__fresh_lines.line[FTS__CLK_REALTIME];
+	int carried = 0;
+	(void)unused;
+
+	start(61);
+	run(1e9L, 1e6L);
+	for (int r = 0; r < 10; r++) {
+		uint64_t newest;
+		fast_timestamp_t s;
+		int64_t truth, ns, err;
+
+		run(100e6L, 1e6L);   /* a round at its end */
+		newest = fts__calib_newest_counter(fts__clock_history(FTS__CLK_REALTIME));
+		if (r % 2) {   /* the hook's first clock read (after a counter read): slow */
+			simc.slow_ticks = 20000;
+			simc.slow_in = 2;
+		}
+		fts__fresh_rebase();
+		/* a line from this round's tail: its chain ends 100 ms after it */
+		carried += __atomic_load_n(&fr->chain_end, __ATOMIC_RELAXED) >
+			   newest + (uint64_t)(90e6 * 2.6);   /* 90 ms of the 2.6 GHz counter */
+		simc_advance(50e6L);
+		s = simc_stamp(&truth);
+		assert_int_equal(fts_convert(&s, &ns, &err), 0);
+		assert_true(llabs(ns - truth) <= err);
+	}
+	print_message("rule 12: the chain carried on from 10 rounds' tails: %d\n", carried);
+	assert_int_equal(carried, 10);
+	fts__clock_set_source(NULL);
+}
+
 /* Conversions of increasing stamps never decrease, except across a backward step. */
 static void monotonic_conversions(void **unused)
 {
@@ -852,6 +890,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(fresh_stamps_after_change),
 		cmocka_unit_test(fresh_line),
 		cmocka_unit_test(sampler_thread),
+		cmocka_unit_test(fresh_chain_carried),
 		cmocka_unit_test(monotonic_conversions),
 		cmocka_unit_test(one_stamp_before_the_boot),
 		cmocka_unit_test(sorted_batches),
