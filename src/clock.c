@@ -215,6 +215,18 @@ FTS__PATH(5) int fts__clock_prepare(uint64_t newest)
 	return rc;
 }
 
+/* Clock k read through a source that is not the machine's (a test's), between two
+ * reads of its counter *b and *a: out of the conversion's path. */
+__attribute__((cold, noinline)) static int read_src(const struct fts__source *src, int k,
+						   uint64_t *b, int64_t *rt, uint64_t *a)
+{
+	*b = src_counter();
+	if ((k == FTS__CLK_REALTIME ? src->realtime(src->ctx, rt) : src->read(src->ctx, k, rt)) < 0)
+		return -1;
+	*a = src_counter();
+	return 0;
+}
+
 /* A clock read now, bracketed by counter reads, as a line at the tail's band: what the
  * clock read at a counter value before it lies within its bound, if the clock kept the
  * band since (the bridge, rule 11). */
@@ -234,12 +246,8 @@ FTS__PATH(3) static int read_line(int k, const struct fts__line *tail, struct ft
 		a = fts__counter_read() & ~FTS_STAMP_CLOCK_TAG;
 	} else
 #endif
-	{
-		b = src_counter();
-		if ((k == FTS__CLK_REALTIME ? src->realtime(src->ctx, &rt) : src->read(src->ctx, k, &rt)) < 0)
-			return -1;
-		a = src_counter();
-	}
+	if (read_src(src, k, &b, &rt, &a) < 0)
+		return -1;
 	if (a < b)
 		return -1;
 	b = res_widen(b);
@@ -480,7 +488,7 @@ uint64_t fts__clock_samples_taken(void)
 
 /* ---- the machine's shared history (attach.c) ------------------------------------ */
 
-FTS__HOT const struct fts_calib *fts__clock_history(int k)
+FTS__PATH(3) const struct fts_calib *fts__clock_history(int k)
 {
 	if (fts__attach_in_use(&pc->hot.attach))
 		return fts__attach_view(&pc->hot.attach, k);

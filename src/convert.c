@@ -416,7 +416,7 @@ FTS__PATH(0) FTS__PATH_START int fts_convert(const fast_timestamp_t *stamp, int6
 	return convert_one(FTS__CLK_REALTIME, stamp, ns, err_ns);
 }
 
-FTS__PATH(1) int fts_convert_clock(const fast_timestamp_t *stamp, clockid_t clock, int64_t *ns,
+FTS__PATH(6) int fts_convert_clock(const fast_timestamp_t *stamp, clockid_t clock, int64_t *ns,
 			       int64_t *err_ns)
 {
 	int k = fts__hw_clk_of(clock);

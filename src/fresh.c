@@ -126,7 +126,7 @@ FTS__HOT static int narrow(int k, uint64_t err)
  * tail carries the chain on (FRESH_CHAIN_NS), and without it every conversion once the
  * old chain ended would read the history (a fifth of them, 50 ms apart, where a read of
  * 46 ns against the narrowest 21 stopped it). */
-FTS__PATH(6) static void make(int k, const struct fts__line *fwd, const struct fts__line *rate,
+FTS__PATH(7) static void make(int k, const struct fts__line *fwd, const struct fts__line *rate,
 			  unsigned gen, uint64_t chain_end)
 {
 	struct fts__line best = { .err = UINT64_MAX }, again;
@@ -182,33 +182,61 @@ FTS__PATH(2) __attribute__((noinline)) static int line_convert(const struct fts_
 	return fts__line_convert(l, where, x, ns, err);
 }
 
+/* The chain ended: the history's newest tail for x in *fwd, the chain from its key in
+ * *chain_end, the offsets between CPUs now in *skew; 0 if x is not past it, or too far
+ * past. Out of line: the renewal's common path does not run through it. */
+FTS__PATH(2) __attribute__((noinline)) static int from_tail(int k, uint64_t x,
+							struct fts__line *fwd,
+							uint64_t *chain_end, int64_t *skew)
+{
+	const struct fts_calib *h = fts__clock_history(k);
+	uint32_t drop;
+
+	if (!h || !fts__calib_tail(h, x, fwd) || fwd->mult <= 0 || fwd->shift > 62)
+		return 0;
+	/* FRESH_CHAIN_NS in ticks, in a 64-bit division (no call into the 128-bit one's
+	 * code): the rate's bits past 2^-36 ns a tick dropped */
+	drop = fwd->shift > 36 ? fwd->shift - 36 : 0;
+	if (!((uint64_t)fwd->mult >> drop))
+		return 0;
+	*chain_end = fwd->c0 + ((uint64_t)FRESH_CHAIN_NS << (fwd->shift - drop)) /
+				       ((uint64_t)fwd->mult >> drop);
+	*skew = fts__clock_skew_ns();
+	return x <= *chain_end;
+}
+
 /* A stamp past the line after the kernel updated the clock (the first conversion after
  * a few ms of idle, most often): the line stands for the tail (it is the tail's band
  * carried on from a read), and a read now bridges from it (rule 11), without the
  * history's pages. The read agrees with the line (else a step or new rate: the history
  * takes it, convert.c) and becomes the next line; lines renewed so carry on from the
- * tail's key for at most FRESH_CHAIN_NS (the sampler makes a line from each new tail;
- * without it, a conversion that reads the history does). */
+ * tail's key for at most FRESH_CHAIN_NS. Past that, the history's newest tail takes the
+ * line's place, as the history's path would bridge from it (fts__fresh_read_after), and
+ * the chain goes on from its key: the sampler makes a line from each new tail of its
+ * own, but no round of this process does for the machine's shared history. */
 FTS__PATH(2) int fts__fresh_renew(int k, const struct fts__fresh_view *f, uint64_t x, int64_t *ns, int64_t *err)
 {
 	struct fts__line read, fwd = f->line;
-	int64_t p, bound, nf, ef, nb, eb;
+	int64_t p, bound, nf, ef, nb, eb, skew = f->skew;
+	uint64_t chain_end = f->chain_end;
 	unsigned gen = fts__clock_gen();
 
+	if (x > chain_end && !from_tail(k, x, &fwd, &chain_end, &skew))
+		return 0;
 	fwd.flags = 0;
 
 	/* the bridge (fts__bridge) from the line to the read, spelled out to call one copy */
-	if (x < fwd.c0 || x > f->chain_end || fts__clock_read(k, &fwd, &read) < 0 || read.c0 < x ||
+	if (x < fwd.c0 || x > chain_end || fts__clock_read(k, &fwd, &read) < 0 || read.c0 < x ||
 	    line_convert(&fwd, 1, read.c0, &p, &bound) < 0 ||
 	    (p > read.r0 ? p - read.r0 : read.r0 - p) > bound + (int64_t)read.err ||
 	    line_convert(&fwd, 1, x, &nf, &ef) < 0 || line_convert(&read, -1, x, &nb, &eb) < 0 ||
 	    fts__estimate_rule11_join(nf, ef, nb, eb, ns, err) < 0)
 		return 0;
 	if (err)
-		*err = *err > INT64_MAX - f->skew ? INT64_MAX : *err + f->skew;
+		*err = *err > INT64_MAX - skew ? INT64_MAX : *err + skew;
 	/* after idle the read is not narrow, and make() is not called (nor brought in) */
 	if (narrow(k, read.err))
-		make(k, &fwd, NULL, gen, f->chain_end);
+		make(k, &fwd, NULL, gen, chain_end);
 	return 1;
 }
 

@@ -371,6 +371,25 @@ static inline int fts__calib_find(const struct fts_calib *c, uint64_t x, struct 
 	return again < 0 ? again : where;
 }
 
+/* The tail's line (the newest sample's band carried on) for x past the newest sample,
+ * as fts__calib_find gives it there, without the look-up's code: 1 with *l, or 0 (x is
+ * not past it, no segment yet, or a state that is not one: fts__calib_find decides). */
+static inline int fts__calib_tail(const struct fts_calib *c, uint64_t x, struct fts__line *l)
+{
+	struct fts__reading rd = { 0 };
+	int past, again;
+
+	do {
+		const struct fts__pub *p = fts__latch_read(c, &rd);
+		uint64_t newest = FTS__LD(p->newest);
+
+		if ((past = newest && x > newest && FTS__LD(p->nprov) <= FTS__MAX_PROV &&
+			    FTS__LD(p->nfinal) + FTS__LD(p->nprov) > 0))
+			fts__end_load(c, &p->tail, l);
+	} while ((again = fts__latch_again(c, &rd)) > 0);
+	return again == 0 && past;
+}
+
 static inline uint64_t fts__calib_newest_counter(const struct fts_calib *c)
 {
 	return FTS__LD(fts__pub_of(c, fts__latch_begin(c))->newest);

@@ -53,7 +53,7 @@ _Static_assert(CLOCK_REALTIME < 16 && CLOCK_TAI < 16 && CLOCK_MONOTONIC < 16 &&
 	       CLOCK_BOOTTIME < 16 && CLOCK_MONOTONIC_RAW < 16 && FTS__NCLK <= 16,
 	       "every clock's id fits a nibble");
 
-FTS__PATH(1) int fts__hw_clk_of(clockid_t id)
+FTS__PATH(6) int fts__hw_clk_of(clockid_t id)
 {
 	for (int k = 0; k < FTS__NCLK; k++)
 		if ((clockid_t)(CLK_IDS >> (4 * k) & 15) == id)

@@ -21,11 +21,11 @@
  * in .text (the linker groups hot sections), the state in .data. FTS__PATH(n): the
  * conversion's paths after idle in the order n gives across files (GNU ld sorts
  * .text.sorted.* by name, after the hot sections; other linkers keep them, unordered,
- * in .text), from a page's start (0, FTS__PATH_START: fts_convert): 1 the other entry
- * points and what they share, 2-4 a fresh stamp's (the fresh line renewed from one clock
- * read, fresh.c), 5 an old stamp's (inside the history), 6 what follows a narrow read.
- * A fresh stamp's then runs in two pages, an old one's in two or three
- * (scripts/conversion-path counts them). */
+ * in .text), from a page's start (0, FTS__PATH_START: fts_convert): 1 what it shares
+ * with the other entry points, 2-4 a fresh stamp's (the fresh line renewed from one
+ * clock read, fresh.c), 5 an old stamp's (inside the history), 6 the entry for the
+ * other clocks, 7 what follows a narrow read. fts_convert's fresh stamps then run in
+ * one page or two, its old ones in two (scripts/conversion-path counts them). */
 #define FTS__HOT __attribute__((hot))
 #define FTS__PATH(n) __attribute__((hot, section(".text.sorted.fts_" #n)))
 #define FTS__PATH_START __attribute__((aligned(4096)))
