@@ -123,9 +123,7 @@ FTS__HOT static int narrow(int k, uint64_t err)
  * narrowest seen. A conversion calls it only after a read that was narrow (a warm one):
  * the first read after idle is not, and reads no more than the clock. The sampler,
  * after each round, calls it whatever its own read was: the line it makes from the new
- * tail carries the chain on (FRESH_CHAIN_NS), and without it every conversion once the
- * old chain ended would read the history (a fifth of them, 50 ms apart, where a read of
- * 46 ns against the narrowest 21 stopped it). */
+ * tail carries the chain on (FRESH_CHAIN_NS). */
 FTS__PATH(7) static void make(int k, const struct fts__line *fwd, const struct fts__line *rate,
 			  unsigned gen, uint64_t chain_end)
 {
@@ -224,9 +222,8 @@ FTS__PATH(2) int fts__fresh_renew(int k, const struct fts__fresh_view *f, uint64
 	if (x > chain_end && !from_tail(k, x, &fwd, &chain_end, &skew))
 		return 0;
 	fwd.flags = 0;
-
 	/* the bridge (fts__bridge) from the line to the read, spelled out to call one copy */
-	if (x < fwd.c0 || x > chain_end || fts__clock_read(k, &fwd, &read) < 0 || read.c0 < x ||
+	if (x < fwd.c0 || fts__clock_read(k, &fwd, &read) < 0 || read.c0 < x ||
 	    line_convert(&fwd, 1, read.c0, &p, &bound) < 0 ||
 	    (p > read.r0 ? p - read.r0 : read.r0 - p) > bound + (int64_t)read.err ||
 	    line_convert(&fwd, 1, x, &nf, &ef) < 0 || line_convert(&read, -1, x, &nb, &eb) < 0 ||
