@@ -190,8 +190,8 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
  * and one coarse clock read); a few times that for one stored before the last clock
  * read but past the newest sample (the bridge to that read, rule 11); after idle, a
  * fresh one pays cache and TLB misses, as the first clock_gettime after the same idle
- * does: measured, 1.3-1.7x that clock_gettime after 3-50 ms of idle (median), 2.2-2.8x
- * attached to faststamp serve, an old stamp 1.5-1.8x (docs/benchmark-notes.md).
+ * does, and some more: more attached to faststamp serve, whose history another CPU
+ * writes (docs/benchmark-notes.md has the figures).
  * The first conversion in a process: hundreds of us with the machine's shared
  * history (mostly the socket's round trip to serve's answering thread and the first
  * fault on the mapping), a few ms calibrating its own, every clock's history (see
