@@ -173,13 +173,13 @@ double fts__estimate_lag(const struct fts__ival *self, const struct fts__ival *l
  * from a with the band's rates; if none happened between x and b, in the cone back from
  * b. With no step at all, in both: their intersection. With one step at most, in one
  * of the two: their hull. The intersection is widened by the band's lag, the kernel's
- * behind a change of rate inside the interval (0 elsewhere): the kernel reckons a new rate from a counter read and its
- * readers see it only once it is published, reading on at the old rate meanwhile and
- * then jumping to the new line (or, the reckoning before the earlier sample, reading
- * that sample on the old line): their readings lie off the continuous path by the
- * change times the lag, FTS__LAG_NS at most (fts__estimate_lag, in the band). Each
- * cone edge is a line; the edges bend where a forward edge crosses a backward one: the
- * envelope holds the ends and those points. */
+ * behind a change of rate inside the interval (0 elsewhere): the kernel reckons a new
+ * rate from a counter read and its readers see it only once it is published, reading
+ * on at the old rate meanwhile and then jumping to the new line (or, the reckoning
+ * before the earlier sample, reading that sample on the old line): their readings lie
+ * off the continuous path by the change times the lag, FTS__LAG_NS at most
+ * (fts__estimate_lag, in the band). Each cone edge is a line; the edges bend where a
+ * forward edge crosses a backward one: the envelope holds the ends and those points. */
 struct fts__env fts__estimate_envelope(const struct fts__pt *a, const struct fts__pt *b,
 				       const struct fts__band *bd, int may_step)
 {

@@ -33,6 +33,18 @@
 #define FRESH_CHAIN_NS 100000000   /* the sampler's period */
 #define FRESH_TRIES 3              /* a line from the narrowest of this many reads */
 
+/* The last counter value a chain of renewals from tail's key may bridge from:
+ * FRESH_CHAIN_NS in ticks at its rate, in a 64-bit division (no call into the 128-bit
+ * one's code, for the renewal's path), the rate's bits past 2^-36 ns a tick dropped;
+ * 0 for a rate that is not one. */
+static inline uint64_t chain_end_of(const struct fts__line *tail)
+{
+	uint32_t drop = tail->shift > 36 ? tail->shift - 36 : 0;
+	uint64_t m = tail->mult > 0 && tail->shift <= 62 ? (uint64_t)tail->mult >> drop : 0;
+
+	return m ? tail->c0 + ((uint64_t)FRESH_CHAIN_NS << (tail->shift - drop)) / m : 0;
+}
+
 /* No line yet: made 1, a generation not yet seen (it starts at 0). */
 _Static_assert(sizeof(struct fts__fresh) <= 128, "a fresh line is two cache lines");
 #define NO_LINE { .made = 1, .narrowest = UINT64_MAX }
@@ -83,8 +95,7 @@ FTS__HOT static void publish(int k, const struct fts__line *tail, const struct f
 	    fts__mulshift(span, grow, tail->shift) > (__int128)1 << 60)
 		return;
 	if (!chain_end)
-		chain_end = tail->c0 + (uint64_t)(((unsigned __int128)FRESH_CHAIN_NS << tail->shift) /
-						  (uint64_t)tail->mult);
+		chain_end = chain_end_of(tail);
 	s = FTS__LD(fr->seq);
 	if ((s & 1) || !__atomic_compare_exchange_n(&fr->seq, &s, s + 1, 0, __ATOMIC_RELAXED,
 						    __ATOMIC_RELAXED))
@@ -188,17 +199,9 @@ FTS__PATH(2) __attribute__((noinline)) static int from_tail(int k, uint64_t x,
 							uint64_t *chain_end, int64_t *skew)
 {
 	const struct fts_calib *h = fts__clock_history(k);
-	uint32_t drop;
 
-	if (!h || !fts__calib_tail(h, x, fwd) || fwd->mult <= 0 || fwd->shift > 62)
+	if (!h || !fts__calib_tail(h, x, fwd) || !(*chain_end = chain_end_of(fwd)))
 		return 0;
-	/* FRESH_CHAIN_NS in ticks, in a 64-bit division (no call into the 128-bit one's
-	 * code): the rate's bits past 2^-36 ns a tick dropped */
-	drop = fwd->shift > 36 ? fwd->shift - 36 : 0;
-	if (!((uint64_t)fwd->mult >> drop))
-		return 0;
-	*chain_end = fwd->c0 + ((uint64_t)FRESH_CHAIN_NS << (fwd->shift - drop)) /
-				       ((uint64_t)fwd->mult >> drop);
 	*skew = fts__clock_skew_ns();
 	return x <= *chain_end;
 }

@@ -245,7 +245,7 @@ static int gnuplot(const char *dir, const char *script)
 	return -2;
 }
 
-/* Both charts; a gnuplot that hung is run once more. */
+/* One chart's script; a gnuplot that hung is run once more. */
 static int draw(const char *dir, const char *script)
 {
 	int rc = gnuplot(dir, script);
