@@ -375,7 +375,9 @@ FTS__API int fts_get_info(struct fts_info *info);
  *       one step that may hide in it is the kernel's lag: Linux reckons a new rate
  *       from a counter read and its readers see it only once it is published,
  *       reading on at the old rate meanwhile, then jumping onto the new line; the lag
- *       is at most 500 us (80-140 us seen in a TCG guest).
+ *       is at most 5 ms, the time the CPU doing the update may be stopped inside it
+ *       (a virtual machine's CPU its host preempts there; an emulated guest showed
+ *       lags of 20-140 us, and misses that a lag past 500 us would explain).
  *   The guarantee: for a counter value between the oldest and the newest sample, the
  *   reference read within [ns - err, ns + err] then. Outside the samples, within the
  *   history's reach (rule 15), the same holds if the clock kept the rate band of the
@@ -408,7 +410,7 @@ FTS__API int fts_get_info(struct fts_info *info);
  *   5  the envelope: the cones of the band's rates forward from the earlier sample
  *      and back from the later one; their hull (one step of any size), or where P3
  *      applies, their intersection widened by the kernel's lag: the change (the two
- *      sides' rates apart, give or take their noise) over 500 us, unless the
+ *      sides' rates apart, give or take their noise) over 5 ms, unless the
  *      interval's own rate is the earlier side's (the change came at its end);
  *   6  the estimate: runs of connected lines, each passing every sample of its run
  *      within the sample's own uncertainty (rule 1): a wide bracket does not pull the

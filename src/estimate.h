@@ -79,8 +79,9 @@ struct fts__band fts__estimate_band_of(const struct fts__ival *self, const struc
  * sides disagree, beyond their noise and the tolerance, with its own rate between? */
 int fts__estimate_rate_change(const struct fts__ival *self, const struct fts__ival *left,
 			      const struct fts__ival *right, double tol);
-/* P3: the longest the kernel takes to publish a new rate it has reckoned, ns. */
-#define FTS__LAG_NS 5e5
+/* P3: the longest the kernel takes to publish a new rate it has reckoned, ns: the CPU
+ * doing the update may be stopped inside it (docs/design.md, "A new rate, late"). */
+#define FTS__LAG_NS 5e6
 /* Rule 5: how far the kernel's lag may put a reading in interval self off a change of
  * rate from the left side's to the right side's (each give or take its noise), in ns:
  * 0 where its own rate is the left side's (the change was not inside). */

@@ -384,6 +384,18 @@ static inline void simc_slew(long double ppm)
 	simc.epoch++;
 }
 
+/* A new rate (ppm against the nominal) the kernel reckoned lag ns ago and publishes now
+ * (P3): realtime and monotonic read on at the old rate until now, then jump onto the new
+ * line, which traced back meets the old one lag ns ago. */
+static inline void simc_slew_late(long double ppm, long double lag)
+{
+	long double old = simc.rt.rate[simc.rt.n - 1], rate = 1 / 2.6L * (1 + ppm * 1e-6L);
+	long double jump = (rate - old) * (lag / old);
+	sim_change(&simc.rt, simc.t, rate, jump);
+	sim_change(&simc.mono, simc.t, rate, jump);
+	simc.epoch++;
+}
+
 /* Suspend for ns: the counter and monotonic stop, realtime and boottime go on. */
 static inline void simc_suspend(long double ns)
 {

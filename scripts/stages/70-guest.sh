@@ -109,6 +109,16 @@ printf '%s\n' "${rows[@]}" | awk -v runs=${#scenarios[@]} -v boots=$boots \
         printf "ftrace: %d kernel timestamps judged, %d outside their bound\n", sum["marker_found"],
           sum["marker_outside"] }' 
 if [ ${#failed[@]} -gt 0 ]; then
+  # The evidence of each failed run, here at the end where a short log still shows it:
+  # the lag a rate fault left (FTS-LAG), the stamping thread's stop at the fault, the
+  # first misses. The whole console, record and misses stay in $FTS_OUT/guest.
+  for s in "${failed[@]}"; do
+    log=${FTS_OUT:-$FTS_TOP/out}/guest/${s/:/-}.log
+    [ -f "$log" ] || continue
+    echo "evidence of $s:"
+    tr -d '\r' < "$log" | grep -a -E '^FTS-LAG|^misses \(' -A5 | grep -a -v '^--$' | sed 's/^/    /'
+    tr -d '\r' < "$log" | grep -a -o 'fault_gap_us=[0-9.]*' | sed 's/^/    /'
+  done
   echo "guest scenarios failed: ${failed[*]} (reproduce one: scripts/guest/run-scenario [KIND:]NAME)"
   exit 1
 fi

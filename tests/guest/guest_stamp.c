@@ -20,10 +20,12 @@
  * One stamp is then converted and judged against its bracket: with the counter chosen
  * the warp test across CPUs runs there, and its verdict is printed. Changes no clock.
  *
- * The process records its samples from the first (fts_clock_record); a run with a miss
- * prints FTS-MISSREC lines (each miss: clock, stamp, bracket, answer) and its record in
- * FTS-RECORD lines (base64), which scripts/guest/run-scenario keeps and
- * tests/test_replay.c replays.
+ * The process records its samples from the first (fts_clock_record); every run prints
+ * its record in FTS-RECORD lines (base64) and each clock's widest bound in the span
+ * (FTS-WIDEST), a run with a miss FTS-MISSREC lines (each miss: clock, stamp, bracket,
+ * answer), which scripts/guest/run-scenario keeps and tests/test_replay.c replays. A
+ * rate fault's run prints FTS-LAG, the kernel's lag behind the new rate as its stamps
+ * show it (print_lag).
  *
  * Times "relative to the fault" are CLOCK_MONOTONIC, read just before each bracket.
  * The span of ambiguity is where CLOCK_REALTIME's bounds widen (over WIDE_NS) around a
@@ -597,6 +599,53 @@ static int decision(void)
 	return 0;
 }
 
+/* P3's lag, measured: the kernel reckons a new rate from a clock read and publishes it
+ * later; the readings between lie below the new line traced back to where it meets the
+ * old one. The old line runs through the narrowest CLOCK_MONOTONIC bracket of each half
+ * of the 100 ms before the fault, the new one likewise through 20-120 ms after it. Prints
+ * how far below the new line a reading after the lines meet lies at most (dev_ns; the
+ * widening rule 5 must give), the lag that is over the change of rate (lag_us), and
+ * where it is (at_us, from the fault). */
+static void print_lag(const struct fault *f, size_t n)
+{
+	static const int64_t win[4][2] = { { -100, -55 }, { -45, -5 }, { 20, 65 }, { 75, 120 } };
+	double x[4], y[4], so, sn, xu, dev = 0, at = 0;
+
+	for (int w = 0; w < 4; w++) {
+		int64_t best = INT64_MAX;
+		for (size_t i = 0; i < n; i++) {
+			const struct rec *r = &recs[i];
+			int64_t t = r->mono - f->mono;
+			if (r->k != 2 || (r->stamp & FTS_STAMP_CLOCK_TAG) || t < win[w][0] * 1000000 ||
+			    t > win[w][1] * 1000000 || r->after - r->before >= best)
+				continue;
+			best = r->after - r->before;
+			x[w] = (double)r->stamp;
+			y[w] = (double)(r->before + r->after) / 2;
+		}
+		if (best == INT64_MAX) {
+			printf("FTS-LAG none: no MONOTONIC stamp in window %d\n", w);
+			return;
+		}
+	}
+	so = (y[1] - y[0]) / (x[1] - x[0]);
+	sn = (y[3] - y[2]) / (x[3] - x[2]);
+	xu = (y[2] - y[0] - sn * x[2] + so * x[0]) / (so - sn);
+	for (size_t i = 0; i < n; i++) {
+		const struct rec *r = &recs[i];
+		double sx = (double)r->stamp, d;
+		if (r->k != 2 || (r->stamp & FTS_STAMP_CLOCK_TAG) || sx <= xu || sx >= x[2])
+			continue;
+		d = y[2] + sn * (sx - x[2]) - (double)r->after;
+		if (d > dev) {
+			dev = d;
+			at = (double)(r->mono - f->mono) / 1e3;
+		}
+	}
+	printf("FTS-LAG dev_ns=%.0f lag_us=%.1f at_us=%.1f rate_ppm=%.0f\n", dev,
+	       dev * so / (sn - so) / 1e3, at, (sn / so - 1) * 1e6);
+}
+
 int main(int argc, char **argv)
 {
 	const struct scenario *sc = NULL;
@@ -711,6 +760,8 @@ int main(int argc, char **argv)
 	pthread_join(ct, NULL);
 	read_clocks(&ce);
 	sc->verify(sc, &f, &cs, &cx, &ce);
+	if (sc->apply == fault_tick || sc->apply == fault_freq)
+		print_lag(&f, nrecs);
 	n = nrecs;
 
 	/* Every stamp, converted after the run as a log reader would, to its bracket's
