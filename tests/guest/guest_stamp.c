@@ -600,12 +600,13 @@ static int decision(void)
 }
 
 /* P3's lag, measured: the kernel reckons a new rate from a clock read and publishes it
- * later; the readings between lie below the new line traced back to where it meets the
- * old one. The old line runs through the narrowest CLOCK_MONOTONIC bracket of each half
- * of the 100 ms before the fault, the new one likewise through 20-120 ms after it. Prints
- * how far below the new line a reading after the lines meet lies at most (dev_ns; the
- * widening rule 5 must give), the lag that is over the change of rate (lag_us), and
- * where it is (at_us, from the fault). */
+ * later; the readings between lie off the new line traced back to where it meets the
+ * old one (below a faster new line, above a slower one). The old line runs through the
+ * narrowest CLOCK_MONOTONIC bracket of each half of the 100 ms before the fault, the
+ * new one likewise through 20-120 ms after it. Prints how far off the new line a
+ * reading after the lines meet lies at most (dev_ns; the widening rule 5 must give),
+ * the lag that is over the change of rate (lag_us), and where it is (at_us, from the
+ * fault). */
 static void print_lag(const struct fault *f, size_t n)
 {
 	static const int64_t win[4][2] = { { -100, -55 }, { -45, -5 }, { 20, 65 }, { 75, 120 } };
@@ -636,14 +637,15 @@ static void print_lag(const struct fault *f, size_t n)
 		double sx = (double)r->stamp, d;
 		if (r->k != 2 || (r->stamp & FTS_STAMP_CLOCK_TAG) || sx <= xu || sx >= x[2])
 			continue;
-		d = y[2] + sn * (sx - x[2]) - (double)r->after;
+		d = y[2] + sn * (sx - x[2]);   /* the new line: a slower one lies below the old */
+		d = sn > so ? d - (double)r->after : (double)r->before - d;
 		if (d > dev) {
 			dev = d;
 			at = (double)(r->mono - f->mono) / 1e3;
 		}
 	}
 	printf("FTS-LAG dev_ns=%.0f lag_us=%.1f at_us=%.1f rate_ppm=%.0f\n", dev,
-	       dev * so / (sn - so) / 1e3, at, (sn / so - 1) * 1e6);
+	       dev * so / fabs(sn - so) / 1e3, at, (sn / so - 1) * 1e6);
 }
 
 int main(int argc, char **argv)
