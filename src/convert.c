@@ -337,10 +337,12 @@ static int convert_checked(int k, const fast_timestamp_t *stamps, size_t n, int6
  * read), the common case after the fresh line: convert_counter's work for it alone, in a
  * frame of a few lines (convert_many's, for any batch, spans about 20), with the look-up
  * inlined (flatten) into the hot section, so that a conversion after idle brings back
- * as few lines and pages as it can. 0 with *ns and *err (err may be NULL), or -errno as
+ * as few lines and pages as it can; itself out of line (noinline), so that a fresh
+ * stamp's path (convert_one, FTS__PATH 1-4) stays in two pages in every build. 0 with
+ * *ns and *err (err may be NULL), or -errno as
  * convert_counter; 1 for what it leaves to convert_counter (a stamp past the newest
  * sample, a history left behind, one that kept moving). */
-FTS__PATH(5) __attribute__((flatten)) static int convert_old_one(int k, uint64_t x, int64_t *ns, int64_t *err)
+FTS__PATH(5) __attribute__((flatten, noinline)) static int convert_old_one(int k, uint64_t x, int64_t *ns, int64_t *err)
 {
 	struct fts__clock_view v;
 	struct fts__reading rd = { 0 };

@@ -52,6 +52,33 @@ struct fts__fresh_lines fts__fresh_lines FTS__HOT_DATA = {
 	.line = { NO_LINE, NO_LINE, NO_LINE, NO_LINE, NO_LINE },
 };
 
+/* Line k becomes v (its fields but seq and narrowest), under its seqcount; not if
+ * another thread writes it now. */
+static inline __attribute__((always_inline)) void store(int k, const struct fts__fresh *v)
+{
+	struct fts__fresh *fr = &fts__fresh_lines.line[k];
+	unsigned s = FTS__LD(fr->seq);
+
+	if ((s & 1) || !__atomic_compare_exchange_n(&fr->seq, &s, s + 1, 0, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED))
+		return;   /* another thread writes one now */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	FTS__ST(fr->shift, v->shift);
+	FTS__ST(fr->c0, v->c0);
+	FTS__ST(fr->c1, v->c1);
+	FTS__ST(fr->epoch, v->epoch);
+	FTS__ST(fr->r0, v->r0);
+	FTS__ST(fr->mult, v->mult);
+	FTS__ST(fr->grow, v->grow);
+	FTS__ST(fr->err, v->err);
+	FTS__ST(fr->read_r0, v->read_r0);
+	FTS__ST(fr->read_err, v->read_err);
+	FTS__ST(fr->skew, v->skew);
+	FTS__ST(fr->chain_end, v->chain_end);
+	FTS__ST(fr->made, v->made);
+	__atomic_store_n(&fr->seq, s + 2, __ATOMIC_RELEASE);
+}
+
 /* Store rule 12's line for counter values from read->c0 on: the bridge (rule 11)
  * between the tail and the clock read *read at the read's middle, carried on at the
  * rate of the segment rate (NULL: the tail's), its bound growing by the tail's band
@@ -64,9 +91,7 @@ FTS__HOT static void publish(int k, const struct fts__line *tail, const struct f
 			     uint64_t chain_end)
 {
 	int64_t n0, e0, mult = tail->mult, grow = tail->grow;
-	struct fts__fresh *fr = &fts__fresh_lines.line[k];
 	uint64_t span;
-	unsigned s;
 
 	if (tail->mult <= 0 || tail->shift > 62 || tail->grow < 0 || skew < 0 ||
 	    fts__bridge(tail, read, read->c0, &n0, &e0) < 0)
@@ -94,27 +119,11 @@ FTS__HOT static void publish(int k, const struct fts__line *tail, const struct f
 	    skew > INT64_C(1) << 60 || read->err > UINT64_C(1) << 60 ||
 	    fts__mulshift(span, grow, tail->shift) > (__int128)1 << 60)
 		return;
-	if (!chain_end)
-		chain_end = chain_end_of(tail);
-	s = FTS__LD(fr->seq);
-	if ((s & 1) || !__atomic_compare_exchange_n(&fr->seq, &s, s + 1, 0, __ATOMIC_RELAXED,
-						    __ATOMIC_RELAXED))
-		return;   /* another thread writes one now */
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-	FTS__ST(fr->shift, tail->shift);
-	FTS__ST(fr->c0, read->c0);
-	FTS__ST(fr->c1, read->c0 + span);
-	FTS__ST(fr->epoch, epoch);
-	FTS__ST(fr->r0, n0);
-	FTS__ST(fr->mult, mult);
-	FTS__ST(fr->grow, grow);
-	FTS__ST(fr->err, (uint64_t)e0);
-	FTS__ST(fr->read_r0, read->r0);
-	FTS__ST(fr->read_err, read->err);
-	FTS__ST(fr->skew, skew);
-	FTS__ST(fr->chain_end, chain_end);
-	FTS__ST(fr->made, gen);
-	__atomic_store_n(&fr->seq, s + 2, __ATOMIC_RELEASE);
+	store(k, &(struct fts__fresh){ .made = gen, .shift = tail->shift, .c0 = read->c0,
+				       .c1 = read->c0 + span, .epoch = epoch, .r0 = n0, .mult = mult,
+				       .grow = grow, .err = (uint64_t)e0, .read_r0 = read->r0,
+				       .read_err = read->err, .skew = skew,
+				       .chain_end = chain_end ? chain_end : chain_end_of(tail) });
 }
 
 /* Is this read's bound narrow enough to serve the next stamps? Within twice the
@@ -206,6 +215,25 @@ FTS__PATH(2) __attribute__((noinline)) static int from_tail(int k, uint64_t x,
 	return x <= *chain_end;
 }
 
+/* The history's newest tail fwd, which a renewal bridged from (the chain from its key
+ * ending at chain_end), kept as line k for the renewals after it: one that serves no
+ * stamp itself (c1 before c0: no clock read after the tail stands behind it), whose
+ * line is the tail's and whose read is the tail at its key, which the history gives as
+ * surely as a read. A process attached to faststamp serve, whose rounds make no line,
+ * then reads serve's history once a chain, not at every conversion after idle. */
+FTS__PATH(2) __attribute__((noinline)) static void keep(int k, const struct fts__line *fwd,
+							uint64_t chain_end, int64_t skew,
+							unsigned gen)
+{
+	if (!fwd->c0 || fwd->mult <= 0 || fwd->shift > 62 || fwd->grow < 0 || skew < 0 ||
+	    fwd->err > UINT64_C(1) << 60)
+		return;
+	store(k, &(struct fts__fresh){ .made = gen, .shift = fwd->shift, .c0 = fwd->c0,
+				       .c1 = fwd->c0 - 1, .r0 = fwd->r0, .mult = fwd->mult,
+				       .grow = fwd->grow, .err = fwd->err, .read_r0 = fwd->r0,
+				       .read_err = fwd->err, .skew = skew, .chain_end = chain_end });
+}
+
 /* A stamp past the line after the kernel updated the clock (the first conversion after
  * a few ms of idle, most often): the line stands for the tail (it is the tail's band
  * carried on from a read), and a read now bridges from it (rule 11), without the
@@ -221,8 +249,9 @@ FTS__PATH(2) int fts__fresh_renew(int k, const struct fts__fresh_view *f, uint64
 	int64_t p, bound, nf, ef, nb, eb, skew = f->skew;
 	uint64_t chain_end = f->chain_end;
 	unsigned gen = fts__clock_gen();
+	int took = x > chain_end;
 
-	if (x > chain_end && !from_tail(k, x, &fwd, &chain_end, &skew))
+	if (took && !from_tail(k, x, &fwd, &chain_end, &skew))
 		return 0;
 	fwd.flags = 0;
 	/* the bridge (fts__bridge) from the line to the read, spelled out to call one copy */
@@ -234,9 +263,12 @@ FTS__PATH(2) int fts__fresh_renew(int k, const struct fts__fresh_view *f, uint64
 		return 0;
 	if (err)
 		*err = *err > INT64_MAX - skew ? INT64_MAX : *err + skew;
-	/* after idle the read is not narrow, and make() is not called (nor brought in) */
+	/* after idle the read is not narrow, and make() is not called (nor brought in); a
+	 * tail just taken is kept instead, for the renewals after it */
 	if (narrow(k, read.err))
 		make(k, &fwd, NULL, gen, chain_end);
+	else if (took)
+		keep(k, &fwd, chain_end, skew, gen);
 	return 1;
 }
 

@@ -11,14 +11,15 @@
  *                     CLOCK_MONOTONIC), between two getpid system calls that mark it
  *                     for strace, the page faults it took, and the history it used
  *                     (scripts/attach-breakdown)
- *   convlines path-fresh, path-old, path-late
+ *   convlines path-fresh, path-old, path-late, path-kept
  *                     no valgrind: after 50 rounds of a fresh stamp converted and 3 ms of
  *                     sleep, one conversion of a fresh stamp (the fresh line renewed from
- *                     a clock read), of an old one (inside the history), or of a fresh
+ *                     a clock read), of an old one (inside the history), of a fresh
  *                     one after 120 ms more (past the chain of renewals, where the
- *                     history's newest tail takes the line's place), between calls of
- *                     path_begin() and path_end(), where scripts/conversion-path's
- *                     debugger starts and stops stepping
+ *                     history's newest tail takes the line's place), or of a fresh one 3
+ *                     ms after that one (from the tail it kept, or its line), between
+ *                     calls of path_begin() and path_end(), where
+ *                     scripts/conversion-path's debugger starts and stops stepping
  *
  * Both kinds are converted first, untimed, so that what one conversion reads the first
  * time only (a history made, a path looked up) is behind. Exit 0, 1 when the
@@ -78,8 +79,9 @@ int main(int argc, char **argv)
 
 	if (argc != 2 || (strcmp(argv[1], "fresh") && strcmp(argv[1], "old") &&
 			  strcmp(argv[1], "first") && strcmp(argv[1], "path-fresh") &&
-			  strcmp(argv[1], "path-old") && strcmp(argv[1], "path-late"))) {
-		fprintf(stderr, "usage: convlines fresh|old|first|path-fresh|path-old|path-late\n");
+			  strcmp(argv[1], "path-old") && strcmp(argv[1], "path-late") &&
+			  strcmp(argv[1], "path-kept"))) {
+		fprintf(stderr, "usage: convlines fresh|old|first|path-fresh|path-old|path-late|path-kept\n");
 		return 2;
 	}
 	if (!strncmp(argv[1], "path-", 5)) {
@@ -92,9 +94,15 @@ int main(int argc, char **argv)
 				store_fast_timestamp(&old);
 			nanosleep(&idle, NULL);
 		}
-		if (!strcmp(argv[1], "path-late")) {
+		if (!strcmp(argv[1], "path-late") || !strcmp(argv[1], "path-kept")) {
 			struct timespec late = { 0, 120000000 };
 			nanosleep(&late, NULL);
+		}
+		if (!strcmp(argv[1], "path-kept")) {   /* the late one, untraced, then 3 ms */
+			store_fast_timestamp(&s);
+			if (fts_convert(&s, &ns, NULL) < 0)
+				return 1;
+			nanosleep(&idle, NULL);
 		}
 		store_fast_timestamp(&s);
 		if (!strcmp(argv[1], "path-old"))

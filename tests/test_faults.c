@@ -730,6 +730,45 @@ static void fresh_chain_carried(void **unused)
 	fts__clock_set_source(NULL);
 }
 
+/* Rule 12 in a process whose rounds make no line (one attached to faststamp serve, or
+ * here one whose sampler's hook is not called): past the chain of renewals a renewal
+ * bridges from the history's newest tail, and where its read is too wide to make a
+ * line (the first after idle), it keeps that tail as the line, one that serves no
+ * stamp itself; the renewals after it bridge from it without the history, and the
+ * next chain's first renewal takes the next tail. Every conversion within its bound. */
+static void fresh_tail_kept(void **unused)
+{
+	const struct fts__fresh *fr = &fts__fresh_lines.line[FTS__CLK_REALTIME];
+	fast_timestamp_t s;
+	int64_t truth, ns, err;
+	(void)unused;
+
+	start(67);
+	run(1e9L, 1e6L);
+	s = simc_stamp(&truth);   /* a line, from narrow reads */
+	assert_int_equal(fts_convert(&s, &ns, &err), 0);
+	assert_true(llabs(ns - truth) <= err);
+	for (int r = 0; r < 3; r++) {
+		uint64_t newest;
+
+		run(150e6L, 1e6L);   /* samples, no line from them: the chain ends */
+		newest = fts__calib_newest_counter(fts__clock_history(FTS__CLK_REALTIME));
+		for (int i = 0; i < 4; i++) {
+			simc_advance(5e6L);
+			s = simc_stamp(&truth);
+			simc.slow_ticks = 20000;   /* the renewal's clock read (after a counter read) */
+			simc.slow_in = 2;
+			assert_int_equal(fts_convert(&s, &ns, &err), 0);
+			assert_true(llabs(ns - truth) <= err);
+			assert_true(__atomic_load_n(&fr->c0, __ATOMIC_RELAXED) == newest);
+			assert_true(__atomic_load_n(&fr->c1, __ATOMIC_RELAXED) < newest);
+			assert_true(__atomic_load_n(&fr->chain_end, __ATOMIC_RELAXED) >
+				    newest + (uint64_t)(90e6 * 2.6));   /* 90 ms of the counter */
+		}
+	}
+	fts__clock_set_source(NULL);
+}
+
 /* Conversions of increasing stamps never decrease, except across a backward step. */
 static void monotonic_conversions(void **unused)
 {
@@ -931,6 +970,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(fresh_line),
 		cmocka_unit_test(sampler_thread),
 		cmocka_unit_test(fresh_chain_carried),
+		cmocka_unit_test(fresh_tail_kept),
 		cmocka_unit_test(monotonic_conversions),
 		cmocka_unit_test(one_stamp_before_the_boot),
 		cmocka_unit_test(sorted_batches),
