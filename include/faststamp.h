@@ -685,8 +685,11 @@ FTS__API int fts_clock_record(const char *path);
  * arrive, every 1 ms or sooner (down to 50 us: when a quarter of a ring fills sooner
  * at their rate), backing off to every 64 ms when idle, and at once when a writer
  * finds a quarter of its ring waiting for a drain backed off after idle, or half of it
- * for one that sleeps between rounds (one futex wake, a system call made on that path
- * alone, at most once per quarter of the ring).
+ * for one that sleeps between rounds (the system calls of that path alone, at most
+ * once per quarter of the ring: the drain's CPUs are set to leave out the writer's, so
+ * that the scheduler does not queue the drain behind the writer for the rest of its
+ * burst, then one futex wake; the drain takes back the CPUs it started with as it
+ * wakes).
  * fts_trace_drain() does a round in the caller. Each round writes the process clock's
  * samples taken since the last (the blocks of a record, faststamp-history(5)), then the
  * event types defined since, then the records (at most a quarter of each ring a

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,9 +19,20 @@
 #define RING_MAX (1u << 24)
 
 FTS__API int fts__trace_on;
-/* Written by the drain at each of its sleeps: on a line of its own, apart from what
+/* The drain's wake-up: the futex word writers bump and whether the drain sleeps on it;
+ * written by the drain at each of its sleeps, on a line of its own, apart from what
  * every event reads (fts__trace_on, the type count and the types' field counts). */
-struct fts__event_drain_wake fts__event_drain_wake;
+static struct {
+	_Alignas(64) uint32_t kick;
+	int sleeping;
+	int narrowed;    /* a writer kept the drain off its CPU for a wake-up */
+} drain_wake;
+_Static_assert(sizeof(drain_wake) == 64, "the drain's wake-up fills its line");
+/* The drain thread while it runs (0 before and after), and the CPUs it could run on
+ * as it started (the drain's alone). */
+static pid_t drain_tid;
+static cpu_set_t drain_cpus;
+static int drain_cpus_known;
 
 /* ---- types --------------------------------------------------------------------------- */
 
@@ -226,13 +238,63 @@ static struct fts__ring *ring_new(void)
 	return my_ring = r;
 }
 
+void fts__event_drain_started(void)
+{
+	drain_cpus_known = sched_getaffinity(0, sizeof(drain_cpus), &drain_cpus) == 0;
+	__atomic_store_n(&drain_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+}
+
+void fts__event_drain_stopped(void)
+{
+	__atomic_store_n(&drain_tid, 0, __ATOMIC_RELEASE);
+}
+
+void fts__event_drain_sleep(int how, int64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
+	uint32_t k = __atomic_load_n(&drain_wake.kick, __ATOMIC_ACQUIRE);
+
+	__atomic_store_n(&drain_wake.sleeping, how, __ATOMIC_RELAXED);
+	syscall(SYS_futex, &drain_wake.kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
+	__atomic_store_n(&drain_wake.sleeping, 0, __ATOMIC_RELAXED);
+	if (__atomic_exchange_n(&drain_wake.narrowed, 0, __ATOMIC_ACQUIRE) && drain_cpus_known)
+		sched_setaffinity(0, sizeof(drain_cpus), &drain_cpus);
+}
+
+void fts__event_drain_kick(void)
+{
+	__atomic_add_fetch(&drain_wake.kick, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &drain_wake.kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* A writer's wake-up of the drain. The scheduler puts a thread that another woke on its
+ * waker's CPU, even with another CPU idle (as measured on a 2-CPU virtual machine): the
+ * drain would wait behind the writer for the rest of its burst (a burst shorter than a
+ * scheduler tick is never balanced), and the ring would fill. So the drain's CPUs leave
+ * out the writer's for this wake-up (it takes back the ones it started with when it
+ * wakes); a drain that may run nowhere else is woken as it is. Three system calls a
+ * wake-up, at most one a quarter of a ring. */
+static void drain_wake_from(void)
+{
+	pid_t tid = __atomic_load_n(&drain_tid, __ATOMIC_ACQUIRE);
+	int cpu = sched_getcpu();
+	cpu_set_t away;
+
+	if (tid && cpu >= 0 && cpu < CPU_SETSIZE &&
+	    sched_getaffinity(tid, sizeof(away), &away) == 0 && CPU_ISSET(cpu, &away)) {
+		CPU_CLR(cpu, &away);
+		if (CPU_COUNT(&away) && sched_setaffinity(tid, sizeof(away), &away) == 0)
+			__atomic_store_n(&drain_wake.narrowed, 1, __ATOMIC_RELEASE);
+	}
+	fts__event_drain_kick();
+}
+
 /* At each eighth of the ring the writer writes (the one place it reads the drain's
  * lines while the ring has room): wake the drain, at most once per quarter, when it
  * backed off after idle and a quarter of the ring or more waits for it (a burst into a
  * ring the drain left idle wakes it with three quarters to go), or when it sleeps the
  * time a quarter should take at the last rate and half the ring waits (the rate rose).
- * A drain that keeps pace wakes on its own: a wake-up from the writer may put the drain
- * on the writer's CPU, ahead of it. */
+ * A drain that keeps pace wakes on its own. */
 static __attribute__((noinline)) void ring_look(struct fts__ring *r, uint64_t h)
 {
 	uint64_t quarter = (r->mask + 1) >> 2;
@@ -240,11 +302,10 @@ static __attribute__((noinline)) void ring_look(struct fts__ring *r, uint64_t h)
 
 	r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
 	if (h - r->tail_seen >= quarter && h - r->kicked_at >= quarter &&
-	    (sleeping = __atomic_load_n(&fts__event_drain_wake.sleeping, __ATOMIC_RELAXED)) != 0 &&
+	    (sleeping = __atomic_load_n(&drain_wake.sleeping, __ATOMIC_RELAXED)) != 0 &&
 	    (sleeping == FTS__DRAIN_IDLE || h - r->tail_seen >= 2 * quarter)) {
 		r->kicked_at = h;
-		__atomic_add_fetch(&fts__event_drain_wake.kick, 1, __ATOMIC_RELEASE);
-		syscall(SYS_futex, &fts__event_drain_wake.kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		drain_wake_from();
 	}
 }
 
@@ -400,5 +461,6 @@ void fts__event_rings_forked(void)
 	my_ring = NULL;
 	pthread_setspecific(ring_key, NULL);
 	orphan_drops = 0;
+	drain_tid = 0;   /* the parent's */
 	pthread_mutex_unlock(&rings_lock);
 }

@@ -139,16 +139,20 @@ uint64_t fts__event_rings_orphan_drops(void);
  * -EINVAL (set, not empty, and not a power of two from 64 to 2^24: nothing changed). */
 int fts__event_rings_configure(void);
 size_t fts__event_rings_size(void);
-/* The drain's wake-up: the futex word writers bump, and whether the drain sleeps on it
- * (0 no, FTS__DRAIN_PACED until a quarter of a ring should fill at the last rate,
- * FTS__DRAIN_IDLE backed off after a round that found nothing); a line of its own. */
+/* The drain's sleep and wake-up (trace.c's drain thread calls them; a writer wakes it
+ * from ring_look): FTS__DRAIN_PACED until a quarter of a ring should fill at the last
+ * rate, FTS__DRAIN_IDLE backed off after a round that found nothing. */
 enum { FTS__DRAIN_PACED = 1, FTS__DRAIN_IDLE = 2 };
-struct fts__event_drain_wake {
-	_Alignas(64) uint32_t kick;
-	int sleeping;
-};
-_Static_assert(sizeof(struct fts__event_drain_wake) == 64, "the drain's wake-up fills its line");
-extern struct fts__event_drain_wake fts__event_drain_wake;
+/* The drain thread, at its start: its thread and the CPUs it may run on, kept; and
+ * as it ends. */
+void fts__event_drain_started(void);
+void fts__event_drain_stopped(void);
+/* The drain, between rounds: sleeps `how` for up to ns, or until a writer or
+ * fts__event_drain_kick wakes it; its CPUs back if the writer that woke it kept it off
+ * the writer's. */
+void fts__event_drain_sleep(int how, int64_t ns);
+/* The drain woken at once (a trace stopping). */
+void fts__event_drain_kick(void);
 /* In a fork's child: the parent's rings are let go (their records are not mapped in
  * the child); the calling thread makes a new one at its next event. */
 void fts__event_rings_forked(void);

@@ -236,13 +236,12 @@ static void *drain_main(void *arg)
 	int64_t wait = DRAIN_MIN_NS, last = 0;
 
 	(void)arg;
+	fts__event_drain_started();
 	fts__now(CLOCK_MONOTONIC, &last);
 	pthread_mutex_lock(&trace_lock);
 	while (!tr.stop) {
 		uint64_t moved = 0;
 		int64_t now = last;
-		uint32_t k;
-		struct timespec ts;
 
 		fts__now(CLOCK_MONOTONIC, &now);
 		round_locked(0, &moved, fts__event_rings_size() / 4, 1);
@@ -256,24 +255,14 @@ static void *drain_main(void *arg)
 		}
 		wait = drain_wait(moved, now - last, wait);
 		last = now;
-		ts.tv_sec = wait / 1000000000;
-		ts.tv_nsec = wait % 1000000000;
-		k = __atomic_load_n(&fts__event_drain_wake.kick, __ATOMIC_ACQUIRE);
-		__atomic_store_n(&fts__event_drain_wake.sleeping,
-				 moved ? FTS__DRAIN_PACED : FTS__DRAIN_IDLE, __ATOMIC_RELAXED);
-		syscall(SYS_futex, &fts__event_drain_wake.kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
-		__atomic_store_n(&fts__event_drain_wake.sleeping, 0, __ATOMIC_RELAXED);
+		fts__event_drain_sleep(moved ? FTS__DRAIN_PACED : FTS__DRAIN_IDLE, wait);
 		pthread_mutex_lock(&trace_lock);
 	}
 	pthread_mutex_unlock(&trace_lock);
+	fts__event_drain_stopped();
 	return NULL;
 }
 
-static void wake_drain(void)
-{
-	__atomic_add_fetch(&fts__event_drain_wake.kick, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &fts__event_drain_wake.kick, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
 
 /* The trace's state back to none (the file closed by the caller). */
 static void trace_reset(void)
@@ -391,7 +380,7 @@ int fts_trace_stop(void)
 	t = tr.thread;
 	pthread_mutex_unlock(&trace_lock);
 	if (thread) {
-		wake_drain();
+		fts__event_drain_kick();
 		pthread_join(t, NULL);
 	}
 	pthread_mutex_lock(&trace_lock);

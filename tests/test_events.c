@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -904,6 +905,56 @@ static void burst_after_idle_not_dropped(void **state)
 		assert_int_equal(bursts_after_idle(type, BURST, &st), 0);
 }
 
+/* A burst at full speed into a default ring after the drain backed off, a thread of
+ * the writer's own on another CPU: the writer's wake-up at a quarter of the ring must
+ * put the drain beside the writer, not behind it. The scheduler puts a woken thread on
+ * its waker's CPU, and a drain queued there waits out the burst (0.5 ms here: less than
+ * a scheduler tick, so no balancing moves it): every event past the ring is dropped.
+ * Three bursts of two rings each after the idle; in each, the drain must have taken
+ * records while the writer wrote (fewer dropped than the ring's overflow), in one of up
+ * to three traces (a drain's CPU taken by another program for the whole burst). */
+static int fast_bursts_after_idle(int type, uint64_t n, uint64_t ring)
+{
+	char path[64];
+	uint64_t most = 0;
+	int drained = 0;
+	struct fts_trace_stats st = { .size = sizeof(st) };
+
+	fresh_path(path, sizeof(path));
+	assert_int_equal(fts_trace_start(path), 0);
+	for (int b = 0; b < 3; b++) {
+		uint64_t refused = 0;
+		usleep(130000);
+		for (uint64_t i = 0; i < n; i++)
+			refused += fts_event(type, i) != 0;
+		drained += refused < n - ring;
+		most = refused > most ? refused : most;
+	}
+	assert_int_equal(fts_trace_stop(), 0);
+	assert_int_equal(fts_trace_stats(&st), 0);
+	print_message("%" PRIu64 " events, %" PRIu64 " dropped (at most %" PRIu64
+		      " of a burst's %" PRIu64 "), the drain beside the writer in %d of 3\n",
+		      st.events, st.dropped, most, n, drained);
+	assert_int_equal(st.events + st.dropped, 3 * n);
+	unlink(path);
+	return drained == 3;
+}
+
+static void fast_burst_after_idle_drained(void **state)
+{
+	enum { RING = 16384 };
+	int type = fts_event_define("fast_after_idle", "i"), ok = 0;
+	cpu_set_t cpus;
+	(void)state;
+	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) < 2)
+		FTS_SKIP("one CPU: the drain cannot run beside the writer");
+	unsetenv("FASTSTAMP_EVENT_RING");
+	assert_int_equal(fts_event_ring_size(RING), 0);
+	for (int t = 0; t < 3 && !ok; t++)
+		ok = fast_bursts_after_idle(type, 2 * RING, RING);
+	assert_true(ok);
+}
+
 /* Traces written by the library in its earlier layouts still read, to the same
  * events: v1 of 48-byte records, the thread in every record (EVENTS blocks); v2 of
  * records as long as their fields (EVENTS_PACKED). Each made by a program of two
@@ -973,12 +1024,18 @@ static void full_disk_loses_counted(void **state)
 	pid_t pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct rlimit rl = { 24 * 1024, RLIM_INFINITY };
+		struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
 		struct fts_trace_stats st = { .size = sizeof(st) };
 		uint64_t ok = 0, full = 0, written = 0;
 		int t = fts_event_define("disk", "i");
+		struct stat sb;
 		signal(SIGXFSZ, SIG_IGN);
-		if (t < 0 || setrlimit(RLIMIT_FSIZE, &rl) < 0 || fts_trace_start(path) < 0)
+		/* the limit 16 KiB past what the start wrote (the process clock's samples so
+		 * far: more the longer the process ran before) */
+		if (t < 0 || fts_trace_start(path) < 0 || stat(path, &sb) < 0)
+			_exit(2);
+		rl.rlim_cur = (rlim_t)sb.st_size + 16 * 1024;
+		if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
 			_exit(2);
 		for (uint64_t i = 0; i < 20000; i++) {
 			if (fts_event(t, i) == 0)
@@ -1186,6 +1243,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(ring_size_set_by_call),
 		cmocka_unit_test(long_batch_split_in_blocks),
 		cmocka_unit_test(burst_after_idle_not_dropped),
+		cmocka_unit_test(fast_burst_after_idle_drained),
 		cmocka_unit_test(full_disk_loses_counted),
 		cmocka_unit_test(fork_child_never_writes_parent_trace),
 		cmocka_unit_test(ring_not_copied_on_fork),
