@@ -18,7 +18,7 @@
 #define RING_MIN 64
 #define RING_MAX (1u << 24)
 
-FTS__API int fts__trace_on;
+FTS__API _Alignas(64) int fts__trace_on;   /* a line of its own: read by every event */
 /* The drain's wake-up: the futex word writers bump and whether the drain sleeps on it;
  * written by the drain at each of its sleeps, on a line of its own, apart from what
  * every event reads (fts__trace_on, the type count and the types' field counts). */
@@ -38,12 +38,16 @@ static int drain_cpus_known;
 
 static pthread_mutex_t types_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fts__evtype types[FTS_EVENT_TYPES_MAX];
-static uint8_t type_nf[FTS_EVENT_TYPES_MAX];   /* read by the writers */
-static int ntypes;                              /* published with release */
+/* What every event reads, written only as a type is defined: lines of their own (no
+ * lock the drain takes beside them). */
+static struct {
+	_Alignas(64) int ntypes;        /* published with release */
+	uint8_t nf[FTS_EVENT_TYPES_MAX];
+} hot;
 
 int fts__event_types_count(void)
 {
-	return __atomic_load_n(&ntypes, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&hot.ntypes, __ATOMIC_ACQUIRE);
 }
 
 const struct fts__evtype *fts__event_type_get(int id)
@@ -97,17 +101,17 @@ int fts_event_define(const char *name, const char *fields)
 	if ((rc = fts__event_type_parse(name, fields, &t)) != 0)
 		return fts__fail(rc);
 	pthread_mutex_lock(&types_lock);
-	for (id = 0; id < ntypes; id++)
+	for (id = 0; id < hot.ntypes; id++)
 		if (!strcmp(types[id].name, t.name))
 			break;
-	if (id < ntypes) {
+	if (id < hot.ntypes) {
 		rc = memcmp(&types[id], &t, sizeof(t)) ? EEXIST : 0;
 	} else if (id == FTS_EVENT_TYPES_MAX) {
 		rc = ENOSPC;
 	} else {
 		types[id] = t;
-		type_nf[id] = (uint8_t)t.nfields;
-		__atomic_store_n(&ntypes, id + 1, __ATOMIC_RELEASE);
+		hot.nf[id] = (uint8_t)t.nfields;
+		__atomic_store_n(&hot.ntypes, id + 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&types_lock);
 	return rc ? fts__fail(rc) : id;
@@ -132,9 +136,12 @@ struct fts__ring {
 	struct fts__ring *next;
 };
 
-static pthread_mutex_t rings_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct fts__ring *rings;
-static uint64_t orphan_drops;          /* no memory for a ring */
+/* The list of rings, written by the drain at each round: lines of their own. */
+static struct {
+	_Alignas(64) pthread_mutex_t lock;
+	struct fts__ring *list;
+	uint64_t orphan_drops;          /* no memory for a ring */
+} rs = { .lock = PTHREAD_MUTEX_INITIALIZER };
 static size_t ring_records = RING_DEFAULT;
 static pthread_key_t ring_key;
 static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
@@ -151,12 +158,12 @@ static void ring_exit(void *p)
 static void before_fork(void)
 {
 	pthread_mutex_lock(&types_lock);
-	pthread_mutex_lock(&rings_lock);
+	pthread_mutex_lock(&rs.lock);
 }
 
 static void after_fork(void)
 {
-	pthread_mutex_unlock(&rings_lock);
+	pthread_mutex_unlock(&rs.lock);
 	pthread_mutex_unlock(&types_lock);
 }
 
@@ -231,10 +238,10 @@ static struct fts__ring *ring_new(void)
 		free(r);
 		return NULL;
 	}
-	pthread_mutex_lock(&rings_lock);
-	r->next = rings;
-	rings = r;
-	pthread_mutex_unlock(&rings_lock);
+	pthread_mutex_lock(&rs.lock);
+	r->next = rs.list;
+	rs.list = r;
+	pthread_mutex_unlock(&rs.lock);
 	return my_ring = r;
 }
 
@@ -317,11 +324,11 @@ FTS__API FTS__HOT int fts__event_put(uint32_t head, uint64_t f0, uint64_t f1, ui
 	struct fts__evrec *e;
 	uint64_t h;
 
-	if (__builtin_expect(head >> 31 || (int)type >= __atomic_load_n(&ntypes, __ATOMIC_ACQUIRE) ||
-			     FTS__EV_NF(head) > type_nf[type], 0))
+	if (__builtin_expect(head >> 31 || (int)type >= __atomic_load_n(&hot.ntypes, __ATOMIC_ACQUIRE) ||
+			     FTS__EV_NF(head) > hot.nf[type], 0))
 		return fts__fail(EINVAL);
 	if (__builtin_expect(!r, 0) && !(r = ring_new())) {
-		__atomic_add_fetch(&orphan_drops, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&rs.orphan_drops, 1, __ATOMIC_RELAXED);
 		return fts__fail(ENOMEM);
 	}
 	if (__builtin_expect(r->writing, 0)) {
@@ -366,8 +373,8 @@ size_t fts__event_rings_take(struct fts__ring_batch **bp, size_t *cap, size_t mo
 {
 	size_t n = 0;
 
-	pthread_mutex_lock(&rings_lock);
-	for (struct fts__ring *r = rings; r; r = r->next) {
+	pthread_mutex_lock(&rs.lock);
+	for (struct fts__ring *r = rs.list; r; r = r->next) {
 		uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), t = r->tail;
 		uint64_t d = __atomic_load_n(&r->dropped, __ATOMIC_RELAXED) +
 			     __atomic_load_n(&r->reentered, __ATOMIC_RELAXED);
@@ -400,7 +407,7 @@ size_t fts__event_rings_take(struct fts__ring_batch **bp, size_t *cap, size_t mo
 		b->rec2 = r->rec;
 		b->n2 = b->n - b->n1;
 	}
-	pthread_mutex_unlock(&rings_lock);
+	pthread_mutex_unlock(&rs.lock);
 	return n;
 }
 
@@ -408,14 +415,14 @@ void fts__event_rings_release(const struct fts__ring_batch *b, size_t n)
 {
 	struct fts__ring **pp, *r;
 
-	pthread_mutex_lock(&rings_lock);
+	pthread_mutex_lock(&rs.lock);
 	for (size_t i = 0; i < n; i++) {
 		__atomic_store_n(&b[i].ring->tail, b[i].head, __ATOMIC_RELEASE);
 		b[i].ring->dropped_seen = b[i].dropped_to;
 	}
 	/* a ring whose thread is gone, its every record and drop released: freed (only
 	 * the drain frees rings, so a batch's pointers held between take and release stay) */
-	for (pp = &rings; (r = *pp);) {
+	for (pp = &rs.list; (r = *pp);) {
 		if (__atomic_load_n(&r->dead, __ATOMIC_ACQUIRE) &&
 		    __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) == r->tail &&
 		    __atomic_load_n(&r->dropped, __ATOMIC_RELAXED) +
@@ -427,40 +434,40 @@ void fts__event_rings_release(const struct fts__ring_batch *b, size_t n)
 		}
 		pp = &r->next;
 	}
-	pthread_mutex_unlock(&rings_lock);
+	pthread_mutex_unlock(&rs.lock);
 }
 
 void fts__event_rings_reset(void)
 {
-	pthread_mutex_lock(&rings_lock);
-	for (struct fts__ring *r = rings; r; r = r->next) {
+	pthread_mutex_lock(&rs.lock);
+	for (struct fts__ring *r = rs.list; r; r = r->next) {
 		__atomic_store_n(&r->tail, __atomic_load_n(&r->head, __ATOMIC_ACQUIRE),
 				 __ATOMIC_RELEASE);
 		r->dropped_seen = __atomic_load_n(&r->dropped, __ATOMIC_RELAXED) +
 				  __atomic_load_n(&r->reentered, __ATOMIC_RELAXED);
 	}
-	__atomic_store_n(&orphan_drops, 0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&rings_lock);
+	__atomic_store_n(&rs.orphan_drops, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&rs.lock);
 }
 
 uint64_t fts__event_rings_orphan_drops(void)
 {
-	return __atomic_load_n(&orphan_drops, __ATOMIC_RELAXED);
+	return __atomic_load_n(&rs.orphan_drops, __ATOMIC_RELAXED);
 }
 
 void fts__event_rings_forked(void)
 {
 	/* the records of the parent's rings are not mapped here (MADV_DONTFORK): the
 	 * child's threads make rings of their own, at their first event of its own trace */
-	pthread_mutex_lock(&rings_lock);
-	while (rings) {
-		struct fts__ring *r = rings;
-		rings = r->next;
+	pthread_mutex_lock(&rs.lock);
+	while (rs.list) {
+		struct fts__ring *r = rs.list;
+		rs.list = r->next;
 		free(r);
 	}
 	my_ring = NULL;
 	pthread_setspecific(ring_key, NULL);
-	orphan_drops = 0;
+	rs.orphan_drops = 0;
 	drain_tid = 0;   /* the parent's */
-	pthread_mutex_unlock(&rings_lock);
+	pthread_mutex_unlock(&rs.lock);
 }
