@@ -684,12 +684,12 @@ FTS__API int fts_clock_record(const char *path);
  * blocked, moves the records of every ring into the file in batches: while records
  * arrive, every 1 ms or sooner (down to 50 us: when a quarter of a ring fills sooner
  * at their rate), backing off to every 64 ms when idle, and at once when a writer
- * finds a quarter of its ring waiting for a drain backed off after idle, or half of it
- * for one that sleeps between rounds (the system calls of that path alone, at most
- * once per quarter of the ring: the drain's CPUs are set to leave out the writer's, so
- * that the scheduler does not queue the drain behind the writer for the rest of its
- * burst, then one futex wake; the drain takes back the CPUs it started with as it
- * wakes).
+ * finds a quarter of its ring waiting for a drain backed off after idle, half of it for
+ * one that sleeps between rounds, or its ring full (the system calls of that path
+ * alone, at most once per quarter of a ring of events: the drain's CPUs are set to
+ * leave out the writer's, so that the scheduler does not queue the drain behind the
+ * writer for the rest of its burst, then one futex wake; the drain takes back the CPUs
+ * it had at its first sleep as it wakes).
  * fts_trace_drain() does a round in the caller. Each round writes the process clock's
  * samples taken since the last (the blocks of a record, faststamp-history(5)), then the
  * event types defined since, then the records (at most a quarter of each ring a
@@ -722,8 +722,9 @@ enum { FTS_EVENT_INSTANT = 0, FTS_EVENT_BEGIN = 1, FTS_EVENT_END = 2 };
  * is not touched), its header written, the process clock calibrated (this process's
  * own samples: the machine's shared history is left, as fts_clock_record does) and two
  * samples taken 2 ms apart into it, so that every stamp from now on converts from the
- * file alone; the drain thread is started. Records left in rings from before (an event
- * that raced the previous fts_trace_stop) are discarded.
+ * file alone; the drain thread is started, and waited for until it first sleeps (so
+ * that a burst at once finds it ready to run beside the writer). Records left in rings
+ * from before (an event that raced the previous fts_trace_stop) are discarded.
  * Returns 0, or -1 with errno: EINVAL (path NULL or empty, or FASTSTAMP_EVENT_RING set
  * to no power of two from 64 to 2^24: no file made), EBUSY (a trace runs: stop
  * it first), the errors of open(2) and write(2) (the file is then removed), EAGAIN

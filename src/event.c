@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "event.h"
@@ -125,7 +126,7 @@ struct fts__ring {
 	uint64_t tail_seen;             /* the writer's last look at tail */
 	uint64_t dropped;               /* refused: the ring was full */
 	uint64_t reentered;             /* refused: a handler's event inside an event */
-	uint64_t kicked_at;             /* head when the writer last woke the drain */
+	uint64_t kicked_at;             /* head + dropped when the writer last woke the drain */
 	struct fts__evrec *rec;
 	uint64_t mask;
 	uint32_t tid;
@@ -245,10 +246,22 @@ static struct fts__ring *ring_new(void)
 	return my_ring = r;
 }
 
-void fts__event_drain_started(void)
+/* The drain, at its first sleep: its thread and its CPUs, kept. */
+static void drain_started(void)
 {
 	drain_cpus_known = sched_getaffinity(0, sizeof(drain_cpus), &drain_cpus) == 0;
 	__atomic_store_n(&drain_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+}
+
+/* Polled, not woken: a wake-up from the drain would let the starter preempt it before
+ * it sleeps. */
+void fts__event_drain_wait_started(void)
+{
+	struct timespec ts = { 0, 50000 };
+
+	for (int i = 0; i < 20000 && !(__atomic_load_n(&drain_tid, __ATOMIC_ACQUIRE) &&
+				       __atomic_load_n(&drain_wake.sleeping, __ATOMIC_RELAXED)); i++)
+		nanosleep(&ts, NULL);
 }
 
 void fts__event_drain_stopped(void)
@@ -261,6 +274,8 @@ void fts__event_drain_sleep(int how, int64_t ns)
 	struct timespec ts = { (time_t)(ns / 1000000000), (long)(ns % 1000000000) };
 	uint32_t k = __atomic_load_n(&drain_wake.kick, __ATOMIC_ACQUIRE);
 
+	if (!__atomic_load_n(&drain_tid, __ATOMIC_RELAXED))
+		drain_started();
 	__atomic_store_n(&drain_wake.sleeping, how, __ATOMIC_RELAXED);
 	syscall(SYS_futex, &drain_wake.kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
 	__atomic_store_n(&drain_wake.sleeping, 0, __ATOMIC_RELAXED);
@@ -296,22 +311,28 @@ static void drain_wake_from(void)
 	fts__event_drain_kick();
 }
 
-/* At each eighth of the ring the writer writes (the one place it reads the drain's
- * lines while the ring has room): wake the drain, at most once per quarter, when it
- * backed off after idle and a quarter of the ring or more waits for it (a burst into a
- * ring the drain left idle wakes it with three quarters to go), or when it sleeps the
- * time a quarter should take at the last rate and half the ring waits (the rate rose).
- * A drain that keeps pace wakes on its own. */
+/* At each eighth of the ring the writer writes, and at each event a full ring refuses
+ * (the places it reads the drain's lines): wake the drain, at most once per quarter of
+ * a ring of events offered (written or refused), when it backed off after idle and a
+ * quarter of the ring or more waits for it (a burst into a ring the drain left idle
+ * wakes it with three quarters to go), or when it sleeps the time a quarter should take
+ * at the last rate and half the ring waits (the rate rose), or when the ring is full,
+ * the drain asleep or not: a drain that is runnable but queued on the writer's CPU (a
+ * new one, or one its own timer woke there) is moved off it. A drain that keeps pace
+ * wakes on its own. */
 static __attribute__((noinline)) void ring_look(struct fts__ring *r, uint64_t h)
 {
-	uint64_t quarter = (r->mask + 1) >> 2;
+	uint64_t quarter = (r->mask + 1) >> 2, offered = h + r->dropped;
 	int sleeping;
 
 	r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-	if (h - r->tail_seen >= quarter && h - r->kicked_at >= quarter &&
-	    (sleeping = __atomic_load_n(&drain_wake.sleeping, __ATOMIC_RELAXED)) != 0 &&
-	    (sleeping == FTS__DRAIN_IDLE || h - r->tail_seen >= 2 * quarter)) {
-		r->kicked_at = h;
+	if (offered - r->kicked_at < quarter)
+		return;
+	if (h - r->tail_seen > r->mask ||
+	    (h - r->tail_seen >= quarter &&
+	     (sleeping = __atomic_load_n(&drain_wake.sleeping, __ATOMIC_RELAXED)) != 0 &&
+	     (sleeping == FTS__DRAIN_IDLE || h - r->tail_seen >= 2 * quarter))) {
+		r->kicked_at = offered;
 		drain_wake_from();
 	}
 }

@@ -143,13 +143,16 @@ size_t fts__event_rings_size(void);
  * from ring_look): FTS__DRAIN_PACED until a quarter of a ring should fill at the last
  * rate, FTS__DRAIN_IDLE backed off after a round that found nothing. */
 enum { FTS__DRAIN_PACED = 1, FTS__DRAIN_IDLE = 2 };
-/* The drain thread, at its start: its thread and the CPUs it may run on, kept; and
- * as it ends. */
-void fts__event_drain_started(void);
+/* The drain thread, as it ends. */
 void fts__event_drain_stopped(void);
+/* fts_trace_start, the drain thread made and the trace's lock let go: waits until the
+ * drain sleeps the first time (its first round done), at most 1 s. A new thread, or one
+ * woken by a lock let go, may be queued behind the thread that made it; a sleeping
+ * drain is one a writer's wake-up moves off its CPU. */
+void fts__event_drain_wait_started(void);
 /* The drain, between rounds: sleeps `how` for up to ns, or until a writer or
  * fts__event_drain_kick wakes it; its CPUs back if the writer that woke it kept it off
- * the writer's. */
+ * the writer's. Its first sleep keeps its thread and the CPUs it may run on. */
 void fts__event_drain_sleep(int how, int64_t ns);
 /* The drain woken at once (a trace stopping). */
 void fts__event_drain_kick(void);

@@ -236,7 +236,6 @@ static void *drain_main(void *arg)
 	int64_t wait = DRAIN_MIN_NS, last = 0;
 
 	(void)arg;
-	fts__event_drain_started();
 	fts__now(CLOCK_MONOTONIC, &last);
 	pthread_mutex_lock(&trace_lock);
 	while (!tr.stop) {
@@ -360,6 +359,7 @@ int fts_trace_start(const char *path)
 	tr.thread_on = 1;
 	__atomic_store_n(&fts__trace_on, 1, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&trace_lock);
+	fts__event_drain_wait_started();
 	return 0;
 }
 
