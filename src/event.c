@@ -253,13 +253,18 @@ static void drain_started(void)
 	__atomic_store_n(&drain_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 }
 
+int fts__event_drain_ready(void)
+{
+	return __atomic_load_n(&drain_tid, __ATOMIC_ACQUIRE) != 0;
+}
+
 /* Polled, not woken: a wake-up from the drain would let the starter preempt it before
  * it sleeps. */
 void fts__event_drain_wait_started(void)
 {
 	struct timespec ts = { 0, 50000 };
 
-	for (int i = 0; i < 20000 && !(__atomic_load_n(&drain_tid, __ATOMIC_ACQUIRE) &&
+	for (int i = 0; i < 20000 && !(fts__event_drain_ready() &&
 				       __atomic_load_n(&drain_wake.sleeping, __ATOMIC_RELAXED)); i++)
 		nanosleep(&ts, NULL);
 }

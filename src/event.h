@@ -150,6 +150,8 @@ void fts__event_drain_stopped(void);
  * woken by a lock let go, may be queued behind the thread that made it; a sleeping
  * drain is one a writer's wake-up moves off its CPU. */
 void fts__event_drain_wait_started(void);
+/* Whether the drain thread has slept once (and not ended since). */
+int fts__event_drain_ready(void);
 /* The drain, between rounds: sleeps `how` for up to ns, or until a writer or
  * fts__event_drain_kick wakes it; its CPUs back if the writer that woke it kept it off
  * the writer's. Its first sleep keeps its thread and the CPUs it may run on. */
