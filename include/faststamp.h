@@ -723,8 +723,9 @@ enum { FTS_EVENT_INSTANT = 0, FTS_EVENT_BEGIN = 1, FTS_EVENT_END = 2 };
  * own samples: the machine's shared history is left, as fts_clock_record does) and two
  * samples taken 2 ms apart into it, so that every stamp from now on converts from the
  * file alone; the drain thread is started, and waited for until it first sleeps (at
- * most 1 s: so that a burst at once finds it ready to run beside the writer). Records left in rings
- * from before (an event that raced the previous fts_trace_stop) are discarded.
+ * most 1 s: so that a burst at once finds it ready to run beside the writer). Records
+ * left in rings from before (an event that raced the previous fts_trace_stop) are
+ * discarded.
  * Returns 0, or -1 with errno: EINVAL (path NULL or empty, or FASTSTAMP_EVENT_RING set
  * to no power of two from 64 to 2^24: no file made), EBUSY (a trace runs: stop
  * it first), the errors of open(2) and write(2) (the file is then removed), EAGAIN

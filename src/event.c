@@ -29,8 +29,8 @@ static struct {
 	int narrowed;    /* a writer kept the drain off its CPU for a wake-up */
 } drain_wake;
 _Static_assert(sizeof(drain_wake) == 64, "the drain's wake-up fills its line");
-/* The drain thread while it runs (0 before and after), and the CPUs it could run on
- * as it started (the drain's alone). */
+/* The drain thread from its first sleep to its end (0 before and after), and the CPUs
+ * it could run on at that first sleep (the drain's alone). */
 static pid_t drain_tid;
 static cpu_set_t drain_cpus;
 static int drain_cpus_known;
@@ -298,9 +298,9 @@ void fts__event_drain_kick(void)
  * waker's CPU, even with another CPU idle (as measured on a 2-CPU virtual machine): the
  * drain would wait behind the writer for the rest of its burst (a burst shorter than a
  * scheduler tick is never balanced), and the ring would fill. So the drain's CPUs leave
- * out the writer's for this wake-up (it takes back the ones it started with when it
+ * out the writer's for this wake-up (it takes back those of its first sleep when it
  * wakes); a drain that may run nowhere else is woken as it is. Three system calls a
- * wake-up, at most one a quarter of a ring. */
+ * wake-up, at most one a quarter of a ring of events. */
 static void drain_wake_from(void)
 {
 	pid_t tid = __atomic_load_n(&drain_tid, __ATOMIC_ACQUIRE);
@@ -322,9 +322,9 @@ static void drain_wake_from(void)
  * quarter of the ring or more waits for it (a burst into a ring the drain left idle
  * wakes it with three quarters to go), or when it sleeps the time a quarter should take
  * at the last rate and half the ring waits (the rate rose), or when the ring is full,
- * the drain asleep or not: a drain that is runnable but queued on the writer's CPU (a
- * new one, or one its own timer woke there) is moved off it. A drain that keeps pace
- * wakes on its own. */
+ * the drain asleep or not: a drain runnable but queued on the writer's CPU (one the
+ * writer preempted in a round, or one its own timer woke there) is moved off it. A
+ * drain that keeps pace wakes on its own. */
 static __attribute__((noinline)) void ring_look(struct fts__ring *r, uint64_t h)
 {
 	uint64_t quarter = (r->mask + 1) >> 2, offered = h + r->dropped;

@@ -3,12 +3,10 @@
  * samples (record.c's tap) into it, and what a fork does to it. docs/events.md. */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -261,7 +259,6 @@ static void *drain_main(void *arg)
 	fts__event_drain_stopped();
 	return NULL;
 }
-
 
 /* The trace's state back to none (the file closed by the caller). */
 static void trace_reset(void)

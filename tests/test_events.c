@@ -960,7 +960,7 @@ static void trace_start_waits_for_drain(void **state)
 static void fast_bursts_drained(void **state)
 {
 	enum { RING = 16384 };
-	int type = fts_event_define("fast_after_idle", "i"), ok = 0;
+	int type = fts_event_define("fast_bursts", "i"), ok = 0;
 	cpu_set_t cpus;
 	(void)state;
 	if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0 && CPU_COUNT(&cpus) < 2)
