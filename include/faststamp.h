@@ -664,9 +664,10 @@ FTS__API int fts_clock_record(const char *path);
  * a trace runs they call into the library once: a counter read ordered as
  * store_fast_timestamp()'s, then the record (stamp, type, kind, field count, the
  * thread's id, four fields) written to the thread's ring and published with one
- * release store of the ring's head. Wait-free, no system call, no lock, no allocation
- * and no page fault after the thread's first event (which maps its ring, every page at
- * once: 16384 records, 768 KiB, or FASTSTAMP_EVENT_RING records, a power of two from
+ * release store of the ring's head. Wait-free, no system call (but the drain's
+ * wake-up, below), no lock, no allocation and no page fault after the thread's first
+ * event (which maps its ring, every page at once: 16384 records, 768 KiB, or
+ * FASTSTAMP_EVENT_RING records, a power of two from
  * 64 to 2^24; a fork's child does not inherit it, so no page of it becomes
  * copy-on-write), and the only shared memory written is the thread's own ring (the
  * drain writes the tail, on a cache line of its own). Cost: a store_fast_timestamp()
@@ -685,11 +686,12 @@ FTS__API int fts_clock_record(const char *path);
  * arrive, every 1 ms or sooner (down to 50 us: when a quarter of a ring fills sooner
  * at their rate), backing off to every 64 ms when idle, and at once when a writer
  * finds a quarter of its ring waiting for a drain backed off after idle, half of it for
- * one that sleeps between rounds, or its ring full (the system calls of that path
- * alone, at most once per quarter of a ring of events: the drain's CPUs are set to
- * leave out the writer's, so that the scheduler does not queue the drain behind the
- * writer for the rest of its burst, then one futex wake; the drain takes back the CPUs
- * it had at its first sleep as it wakes).
+ * one that sleeps between rounds, or its ring full. That path alone makes system calls,
+ * at most once per quarter of a ring of events: sched_getaffinity(2) and
+ * sched_setaffinity(2) of the drain thread, whose CPUs are set to leave out the
+ * writer's (so that the scheduler does not queue the drain behind the writer for the
+ * rest of its burst), then futex(2) to wake it; the drain takes back the CPUs it had at
+ * its first sleep as it wakes. A seccomp filter must allow the three.
  * fts_trace_drain() does a round in the caller. Each round writes the process clock's
  * samples taken since the last (the blocks of a record, faststamp-history(5)), then the
  * event types defined since, then the records (at most a quarter of each ring a
