@@ -731,8 +731,9 @@ enum { FTS_EVENT_INSTANT = 0, FTS_EVENT_BEGIN = 1, FTS_EVENT_END = 2 };
  * Returns 0, or -1 with errno: EINVAL (path NULL or empty, or FASTSTAMP_EVENT_RING set
  * to no power of two from 64 to 2^24: no file made), EBUSY (a trace runs: stop
  * it first), the errors of open(2) and write(2) (the file is then removed), EAGAIN
- * (no thread could be started), or fts_clock_start()'s. Cost: ~10-20 ms (the counter's
- * frequency, the samples). Thread-safe, not async-signal-safe. */
+ * (no thread could be started), or fts_clock_start()'s. Cost: ~10-20 ms the first
+ * time (the counter's frequency, the samples), a few ms in a later trace.
+ * Thread-safe, not async-signal-safe. */
 FTS__API int fts_trace_start(const char *path);
 
 /* fts_event_ring_size - the records of the rings that threads make from now on (a

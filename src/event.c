@@ -30,10 +30,10 @@ static struct {
 } drain_wake;
 _Static_assert(sizeof(drain_wake) == 64, "the drain's wake-up fills its line");
 /* The drain thread from its first sleep to its end (0 before and after), and the CPUs
- * it could run on at that first sleep (the drain's alone). */
+ * it could run on at that first sleep (the drain's alone; none if it could not say,
+ * and then a writer's narrowing is never undone: sched_setaffinity refuses none). */
 static pid_t drain_tid;
 static cpu_set_t drain_cpus;
-static int drain_cpus_known;
 
 /* ---- types --------------------------------------------------------------------------- */
 
@@ -249,7 +249,8 @@ static struct fts__ring *ring_new(void)
 /* The drain, at its first sleep: its thread and its CPUs, kept. */
 static void drain_started(void)
 {
-	drain_cpus_known = sched_getaffinity(0, sizeof(drain_cpus), &drain_cpus) == 0;
+	if (sched_getaffinity(0, sizeof(drain_cpus), &drain_cpus) != 0)
+		CPU_ZERO(&drain_cpus);
 	__atomic_store_n(&drain_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 }
 
@@ -284,7 +285,7 @@ void fts__event_drain_sleep(int how, int64_t ns)
 	__atomic_store_n(&drain_wake.sleeping, how, __ATOMIC_RELAXED);
 	syscall(SYS_futex, &drain_wake.kick, FUTEX_WAIT_PRIVATE, k, &ts, NULL, 0);
 	__atomic_store_n(&drain_wake.sleeping, 0, __ATOMIC_RELAXED);
-	if (__atomic_exchange_n(&drain_wake.narrowed, 0, __ATOMIC_ACQUIRE) && drain_cpus_known)
+	if (__atomic_exchange_n(&drain_wake.narrowed, 0, __ATOMIC_ACQUIRE))
 		sched_setaffinity(0, sizeof(drain_cpus), &drain_cpus);
 }
 
@@ -494,6 +495,7 @@ void fts__event_rings_forked(void)
 	my_ring = NULL;
 	pthread_setspecific(ring_key, NULL);
 	rs.orphan_drops = 0;
-	drain_tid = 0;   /* the parent's */
+	drain_tid = 0;   /* the parent's drain, and its state at the fork */
+	drain_wake.sleeping = drain_wake.narrowed = 0;
 	pthread_mutex_unlock(&rs.lock);
 }
