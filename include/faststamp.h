@@ -192,7 +192,7 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
  * fresh one pays cache and TLB misses, as the first clock_gettime after the same idle
  * does, and some more: more attached to faststamp serve, whose history another CPU
  * writes (docs/benchmark-notes.md has the figures).
- * The first conversion in a process: hundreds of us with the machine's shared
+ * The first conversion in a process: of the order of 100 us with the machine's shared
  * history (mostly the socket's round trip to serve's answering thread and the first
  * fault on the mapping), a few ms calibrating its own, every clock's history (see
  * OVERVIEW). Figures: docs/benchmarks.md (faststamp bench). Thread-safe, not

@@ -30,6 +30,7 @@
 #include "histfile.h"
 #include "history.h"
 #include "now.h"
+#include "sysfs.h"
 
 #define MAX_DIRCAP (1u << 24)   /* 160 GiB of chunks: more is not a history */
 
@@ -642,14 +643,22 @@ void fts__shared_view(struct fts_calib *c, void *map, const struct fts__shm_head
 	c->bounded = 1;
 }
 
-/* Is uid one a reader may trust: root, the reader's own, or the service's user? */
+/* Is uid one a reader may trust: root, the reader's own, or the service's user? That
+ * user is looked up in /etc/passwd first, where a system user is. NSS, the fallback,
+ * costs a cold process several times more: its configuration and modules loaded, and
+ * with systemd's module a round trip to its user database for a name not in the file. */
 static int trusted_owner(uid_t uid)
 {
 	struct passwd pw, *r = NULL;
 	char buf[1024];
+	uint32_t svc;
+	int in_file;
 
 	if (uid == 0 || uid == geteuid())
 		return 1;
+	in_file = fts__passwd_uid("/etc/passwd", FTS_SERVICE_USER, &svc);
+	if (in_file > 0)
+		return svc == uid;
 	return getpwnam_r(FTS_SERVICE_USER, &pw, buf, sizeof(buf), &r) == 0 && r && r->pw_uid == uid;
 }
 

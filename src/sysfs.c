@@ -144,3 +144,70 @@ int fts__sysfs_parse_boot_id(const char *text, uint8_t id[16])
 	}
 	return n == 32 ? 0 : -EINVAL;
 }
+
+int fts__parse_passwd_line(const char *line, size_t len, const char *name, uint32_t *uid)
+{
+	size_t n = name ? strlen(name) : 0, i;
+	uint64_t v = 0;
+
+	if (!line || n == 0 || len <= n + 1 || memcmp(line, name, n) || line[n] != ':')
+		return 0;
+	/* the password field, then the uid: decimal digits up to the next ':' */
+	for (i = n + 1; i < len && line[i] != ':'; i++)
+		;
+	if (++i >= len || line[i] == ':')
+		return 0;
+	for (; i < len && line[i] != ':'; i++) {
+		if (line[i] < '0' || line[i] > '9' || (v = v * 10 + (uint64_t)(line[i] - '0')) >= UINT32_MAX)
+			return 0;
+	}
+	if (i >= len)   /* the gid and the rest must follow */
+		return 0;
+	*uid = (uint32_t)v;
+	return 1;
+}
+
+int fts__passwd_uid(const char *path, const char *name, uint32_t *uid)
+{
+	char buf[4096];
+	size_t have = 0;
+	int fd, found = 0, skip = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r = read(fd, buf + have, sizeof(buf) - have);
+		size_t at = 0;
+		char *nl;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			found = -errno;
+			break;
+		}
+		have += (size_t)r;
+		/* every whole line; at the end of the file, the last one without its newline */
+		while ((nl = memchr(buf + at, '\n', have - at)) || (r == 0 && at < have)) {
+			size_t end = nl ? (size_t)(nl - buf) : have;
+			if (!skip && fts__parse_passwd_line(buf + at, end - at, name, uid)) {
+				found = 1;
+				goto out;
+			}
+			skip = 0;
+			at = nl ? end + 1 : have;
+		}
+		if (r == 0)
+			break;
+		memmove(buf, buf + at, have - at);
+		have -= at;
+		if (have == sizeof(buf)) {   /* a line longer than the buffer: not one to read */
+			have = 0;
+			skip = 1;
+		}
+	}
+out:
+	close(fd);
+	return found;
+}

@@ -22,5 +22,11 @@ int fts__sysfs_parse_dt_cells(const void *buf, size_t len, uint64_t *out);
 /* 1 when name is a clocksource only an x86 kernel has ("tsc", "kvm-clock", ...). On
  * another architecture that means /sys is the host's: user-mode emulation. */
 int fts__sysfs_clocksource_is_x86(const char *name);
+/* Is line (len bytes, no newline) name's entry in passwd(5) form (name:password:uid:gid:
+ * ...)? 1 with its uid in *uid (decimal, under 2^32 - 1), else 0. */
+int fts__parse_passwd_line(const char *line, size_t len, const char *name, uint32_t *uid);
+/* name's uid from the passwd(5) file at path, its first entry, without NSS: 1 with *uid,
+ * 0 not there, or negative errno (unreadable). A line over 4 KiB is skipped. */
+int fts__passwd_uid(const char *path, const char *name, uint32_t *uid);
 
 #endif /* FTS__SYSFS_H */

@@ -126,6 +126,45 @@ static void test_parse_boot_id(void **state)
 	assert_int_equal(fts__sysfs_parse_boot_id("", id), -EINVAL);
 }
 
+/* A passwd(5) line: the name whole, then a password field, then a decimal uid followed
+ * by the rest; anything else is not the entry. */
+static void test_passwd_line(void **state)
+{
+	static const struct { const char *line; int want; uint32_t uid; } cases[] = {
+		{ "faststamp:x:999:999::/nonexistent:/usr/sbin/nologin", 1, 999 },
+		{ "faststamp::0:0::/:/bin/sh", 1, 0 },
+		{ "faststamp:x:4294967294:1:::", 1, 4294967294u },
+		{ "faststamp:x:4294967295:1:::", 0, 0 },      /* (uid_t)-1 is no uid */
+		{ "faststamp:x:99999999999999999999:1:::", 0, 0 },
+		{ "faststampd:x:999:999:::", 0, 0 },          /* another name it begins */
+		{ "faststampx:999:1:1:::", 0, 0 },
+		{ "fast:x:999:999:::", 0, 0 },
+		{ "faststamp", 0, 0 },
+		{ "faststamp:x", 0, 0 },
+		{ "faststamp:x:", 0, 0 },
+		{ "faststamp:x::999:::", 0, 0 },              /* an empty uid */
+		{ "faststamp:x:9a9:999:::", 0, 0 },
+		{ "faststamp:x:-1:999:::", 0, 0 },
+		{ "faststamp:x:999", 0, 0 },                  /* cut after the uid */
+		{ "+faststamp:x:999:999:::", 0, 0 },
+		{ "", 0, 0 },
+	};
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint32_t uid = 12345;
+		int got = fts__parse_passwd_line(cases[i].line, strlen(cases[i].line), "faststamp", &uid);
+		if (got != cases[i].want || (got && uid != cases[i].uid))
+			fail_msg("case %zu \"%s\": got %d uid %u, want %d uid %u", i, cases[i].line,
+				 got, uid, cases[i].want, cases[i].uid);
+	}
+	/* the length bounds the line: what follows it is not read */
+	uint32_t uid = 0;
+	assert_int_equal(fts__parse_passwd_line("faststamp:x:12:0", 14, "faststamp", &uid), 0);
+	assert_int_equal(fts__parse_passwd_line("faststamp:x:1", 13, "faststamp", &uid), 0);
+	assert_int_equal(fts__parse_passwd_line(NULL, 0, "faststamp", &uid), 0);
+	assert_int_equal(fts__parse_passwd_line("x:x:1:1", 7, "", &uid), 0);
+}
+
 static void write_file(const char *path, const char *data, size_t n)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -185,6 +224,50 @@ static void test_read_text(void **state)
 	assert_int_equal(rmdir(dir), 0);
 }
 
+/* name's uid from a passwd file: its first entry, across read boundaries, after lines
+ * longer than the reader's buffer (never taking what follows in such a line for an
+ * entry), the last without a newline; a missing file or a directory is an error. */
+static void test_passwd_file(void **state)
+{
+	char dir[] = "/tmp/fts-parsers-XXXXXX", path[64];
+	static char text[20000];
+	uint32_t uid = 0;
+	size_t n;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/passwd", dir);
+	assert_int_equal(fts__passwd_uid(path, "faststamp", &uid), -ENOENT);
+	assert_int_equal(fts__passwd_uid(dir, "faststamp", &uid), -EISDIR);
+
+	n = (size_t)snprintf(text, sizeof(text), "root:x:0:0::/:/bin/sh\nfaststamp:x:101:101:::");
+	write_file(path, text, n);   /* no newline at the end */
+	assert_int_equal(fts__passwd_uid(path, "faststamp", &uid), 1);
+	assert_int_equal(uid, 101);
+	assert_int_equal(fts__passwd_uid(path, "nobody", &uid), 0);
+
+	/* the entry across the first read's end, and a second one after it */
+	n = (size_t)snprintf(text, sizeof(text), "a:x:1:1:%4080s::\nfaststamp:x:102:1:::\n"
+			     "faststamp:x:103:1:::\n", "g");
+	write_file(path, text, n);
+	assert_int_equal(fts__passwd_uid(path, "faststamp", &uid), 1);
+	assert_int_equal(uid, 102);
+
+	/* a line of 10,000 bytes, holding what looks like an entry at 4,096 and 8,192 */
+	memset(text, 'g', sizeof(text));
+	memcpy(text, "a:x:1:1:", 8);
+	memcpy(text + 4096, "faststamp:x:104:1:::", 20);
+	memcpy(text + 8192, "faststamp:x:105:1:::", 20);
+	n = 10000;
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "\nfaststamp:x:106:1:::\n");
+	write_file(path, text, n);
+	assert_int_equal(fts__passwd_uid(path, "faststamp", &uid), 1);
+	assert_int_equal(uid, 106);
+
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(dir), 0);
+}
+
 /* The kernel's own file, when there is one: what fts__sysfs_clocksource returns is the
  * first word of it. */
 static void test_clocksource_matches_file(void **state)
@@ -236,6 +319,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_parse_word),
 		cmocka_unit_test(test_cpuinfo_has_flag),
 		cmocka_unit_test(test_parse_boot_id),
+		cmocka_unit_test(test_passwd_line),
+		cmocka_unit_test(test_passwd_file),
 		cmocka_unit_test(test_read_text),
 		cmocka_unit_test(test_clocksource_matches_file),
 	};

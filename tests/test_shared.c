@@ -29,6 +29,9 @@
  *   one_publisher              a second publisher at the same path is refused; SIGINT
  *                              stops the first cleanly, and its socket goes with it
  *   wrongly_owned_file         a publisher of another user: refused (needs root)
+ *   service_user_trusted       a publisher of the service's user: trusted by another
+ *                              user's reader when /etc/passwd names it (not NSS),
+ *                              refused when it names another uid (needs root)
  *   flood_one_user             one user's thousands of connections that never read
  *                              their answers, to a serve run as its unit runs it (no
  *                              capability, 1024 open files): root and other users
@@ -49,7 +52,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <grp.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -64,6 +69,7 @@
 #include "testmain.h"
 
 #include "bracket.h"
+#include "faststamp/config.h"
 #include "faststamp.h"
 #include "internal.h"
 #include "shared.h"
@@ -73,6 +79,7 @@
 static char dir[64], path[128];
 static int serve_as_unit;   /* serve as the unit runs it: no capability, 1024 open files */
 static uid_t attach_as;     /* attach_in_child converts as this user (0: the test's) */
+static const char *etc_as;  /* and with these passwd and nsswitch.conf over /etc's */
 
 /* The command under test: the build's (FTS_TOOL), or a copy named by FTS_TEST_TOOL
  * where the build tree is out of the test user's reach (scripts/stages/10-build-test.sh
@@ -815,6 +822,30 @@ static int held_fds(void)
 	return n;
 }
 
+static void write_text(const char *file, const char *text)
+{
+	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+/* In a mount namespace of this process's own: the passwd and nsswitch.conf in dir over
+ * /etc's (the machine's files untouched). 0, or -1. */
+static int over_etc(const char *etc)
+{
+	char f[160];
+
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return -1;
+	snprintf(f, sizeof(f), "%s/passwd", etc);
+	if (mount(f, "/etc/passwd", NULL, MS_BIND, NULL) < 0)
+		return -1;
+	snprintf(f, sizeof(f), "%s/nsswitch.conf", etc);
+	return mount(f, "/etc/nsswitch.conf", NULL, MS_BIND, NULL);
+}
+
 /* What fts_get_info says in a child after its first conversion, looking at file. */
 static void attach_info(const char *file, struct fts_info *out)
 {
@@ -828,6 +859,8 @@ static void attach_info(const char *file, struct fts_info *out)
 		fast_timestamp_t s;
 		int64_t ns, err;
 		int before = held_fds();
+		if (etc_as && over_etc(etc_as) < 0)
+			_exit(5);
 		if (attach_as && (setgroups(0, NULL) < 0 || setgid(attach_as) < 0 ||
 				  setuid(attach_as) < 0))
 			_exit(4);
@@ -882,7 +915,8 @@ static int memory(int g, size_t n, size_t off, const void *p2, size_t n2, int se
 }
 
 #define SEALED (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE)
-enum fake { HANDS_OUT, SILENT, NO_FD, AS_NOBODY };
+enum fake { HANDS_OUT, SILENT, NO_FD, AS_NOBODY, AS_SERVICE };
+#define SERVICE_UID 4545   /* the service's user, in service_user_trusted's passwd */
 
 /* A fake publisher at sock handing out memfd (-1: none) as how says, until killed. */
 static pid_t fake_serve(const char *sock, int memfd, enum fake how)
@@ -905,7 +939,8 @@ static pid_t fake_serve(const char *sock, int memfd, enum fake how)
 	if (p == 0) {
 		/* the peer's credentials are those at listen(); a change of them clears the
 		 * parent-death signal, so it is set after */
-		if (how == AS_NOBODY && (setgid(65534) < 0 || setuid(65534) < 0))
+		uid_t as = how == AS_NOBODY ? 65534 : how == AS_SERVICE ? SERVICE_UID : 0;
+		if (as && (setgid(as) < 0 || setuid(as) < 0))
 			_exit(1);
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		if (getppid() == 1)
@@ -1229,6 +1264,62 @@ static void wrongly_owned_file(void **state)
 	unserve(svc);
 }
 
+/* A publisher run as the service's user (FTS_SERVICE_USER), as the unit runs it, and a
+ * reader of another user: trusted when /etc/passwd names that user with the publisher's
+ * uid, though NSS, told to look nowhere, knows no such user (the file is read, not NSS:
+ * NSS costs a cold process several times more); refused when it names another uid. */
+static void service_user_trusted(void **state)
+{
+	char etc[80], f[160], source[16], note[240], want[64];
+	pid_t svc;
+	size_t n;
+	int g;
+	(void)state;
+	if (geteuid() != 0)
+		FTS_SKIP("a publisher and a reader of other users need root");
+	svc = serve(20);
+	g = genuine(&n);
+	assert_int_equal(chmod(dir, 0755), 0);   /* the reader's user reaches the path */
+	snprintf(etc, sizeof(etc), "%s/etc", dir);
+	assert_int_equal(mkdir(etc, 0755), 0);
+	snprintf(f, sizeof(f), "%s/nsswitch.conf", etc);
+	write_text(f, "passwd: nowhere\ngroup: nowhere\n");
+	attach_as = 4646;
+	etc_as = etc;
+	for (int right = 1; right >= 0; right--) {
+		char pw[512];
+		snprintf(pw, sizeof(pw), "root:x:0:0:root:/root:/bin/sh\n%s:x:%d:%d::/nonexistent:"
+			 "/usr/sbin/nologin\n", FTS_SERVICE_USER, right ? SERVICE_UID : 4747,
+			 SERVICE_UID);
+		snprintf(f, sizeof(f), "%s/passwd", etc);
+		write_text(f, pw);
+		snprintf(f, sizeof(f), "%s/fake", dir);
+		pid_t p = fake_serve(f, memory(g, n, 0, NULL, 0, SEALED), AS_SERVICE);
+		attach_in_child(f, source, note);
+		print_message("  %s's uid %s -> %s: %s\n", FTS_SERVICE_USER, right ? "the publisher's" :
+			      "another", source, note);
+		kill(p, SIGKILL);
+		waitpid(p, NULL, 0);
+		unlink(f);
+		if (right) {
+			assert_string_equal(source, "shared");
+		} else {
+			snprintf(want, sizeof(want), "its publisher runs as uid %d", SERVICE_UID);
+			assert_string_equal(source, "process");
+			assert_non_null(strstr(note, want));
+		}
+	}
+	attach_as = 0;
+	etc_as = NULL;
+	close(g);
+	snprintf(f, sizeof(f), "%s/passwd", etc);
+	unlink(f);
+	snprintf(f, sizeof(f), "%s/nsswitch.conf", etc);
+	unlink(f);
+	rmdir(etc);
+	unserve(svc);
+}
+
 /* ---- one user's flood ------------------------------------------------------------- */
 
 #define FLOOD 3000          /* connections: the kernel's cap (serve's 1024 files) thrice */
@@ -1414,6 +1505,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(record_converts_any_process),
 		cmocka_unit_test(one_publisher),
 		cmocka_unit_test(wrongly_owned_file),
+		cmocka_unit_test(service_user_trusted),
 		cmocka_unit_test(flood_one_user),
 		cmocka_unit_test(publisher_and_readers),
 	};
