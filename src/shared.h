@@ -18,10 +18,11 @@
  * PATH (default /run/faststamp/clock) is a unix stream socket the publisher listens on.
  * A reader connects (non-blocking), checks the peer with SO_PEERCRED (root, the reader's
  * own user or the service's user, looked up in /etc/passwd before NSS), and receives
- * one read-only fd of the memfd (SCM_RIGHTS) within 100 ms, or gives up. It then checks with F_GET_SEALS that the
- * memory is sealed as above (a regular file, or an unsealed memfd, is refused), maps
- * it PROT_READ, and closes the fd and the socket: from then on it holds only a mapping
- * that no one can shrink, whatever happens to PATH or to the publisher.
+ * one read-only fd of the memfd (SCM_RIGHTS) within 100 ms, or gives up. It then checks
+ * with F_GET_SEALS that the memory is sealed as above (a regular file, or an unsealed
+ * memfd, is refused), maps it PROT_READ, and closes the fd and the socket: from then on
+ * it holds only a mapping that no one can shrink, whatever happens to PATH or to the
+ * publisher.
  *
  * What is at PATH can be removed, truncated, overwritten or copied over: none of it
  * touches the memory. The publisher looks at PATH every 100 ms (lstat: the device and

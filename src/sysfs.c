@@ -1,5 +1,6 @@
-/* sysfs.c - reading and parsing the kernel's text files. The parsers take text, not
- * paths, so they can be fuzzed and tested on any input. */
+/* sysfs.c - reading and parsing the kernel's text files, and a user's uid from
+ * /etc/passwd. The parsers take text, not paths, so they can be fuzzed and tested on
+ * any input. */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -158,7 +159,10 @@ int fts__parse_passwd_line(const char *line, size_t len, const char *name, uint3
 	if (++i >= len || line[i] == ':')
 		return 0;
 	for (; i < len && line[i] != ':'; i++) {
-		if (line[i] < '0' || line[i] > '9' || (v = v * 10 + (uint64_t)(line[i] - '0')) >= UINT32_MAX)
+		if (line[i] < '0' || line[i] > '9')
+			return 0;
+		v = v * 10 + (uint64_t)(line[i] - '0');
+		if (v >= UINT32_MAX)   /* (uid_t)-1 is no uid; v stays far from overflow */
 			return 0;
 	}
 	if (i >= len)   /* the gid and the rest must follow */

@@ -1,4 +1,5 @@
-/* sysfs.h - sysfs.c: text parsers for kernel files (fuzzed). Not installed. */
+/* sysfs.h - sysfs.c: text parsers for kernel files (fuzzed) and /etc/passwd. Not
+ * installed. */
 #ifndef FTS__SYSFS_H
 #define FTS__SYSFS_H
 
