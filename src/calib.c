@@ -201,21 +201,30 @@ static void store_pub(struct fts__pub *d, const struct fts__pub *p)
 	FTS__ST(d->nfinal, p->nfinal);
 	FTS__ST(d->dir, p->dir);
 	FTS__ST(d->nprov, p->nprov);
+	FTS__ST(d->nrecent, p->nrecent);
 	store_end(&d->head, &p->head);
 	store_end(&d->tail, &p->tail);
 	for (uint32_t i = 0; i < p->nprov; i++) {
 		FTS__ST(d->pkey[i], p->pkey[i]);
 		store_rec(&d->prov[i], &p->prov[i]);
 	}
+	for (uint32_t i = 0; i < p->nrecent; i++) {
+		FTS__ST(d->rkey[i], p->rkey[i]);
+		store_rec(&d->recent[i], &p->recent[i]);
+	}
 }
 
 /* Publish state p through the latch (history.h): readers move to the old copy while the
- * other is rewritten, then to the new one while the old is. */
-static void publish(struct fts_calib *c, const struct fts__pub *p)
+ * other is rewritten, then to the new one while the old is. The state's copy of the
+ * newest final segments is made here, from the chunks p lists, whatever made p. */
+static void publish(struct fts_calib *c, struct fts__pub *p)
 {
 	struct fts__hot *h = c->hot;
 	unsigned l = FTS__LD(h->latch);
 
+	p->nrecent = p->nfinal < FTS__PUB_RECENT ? p->nfinal : FTS__PUB_RECENT;
+	for (uint32_t i = 0; i < p->nrecent; i++)
+		get_at(c, p->dir, p->nfinal - p->nrecent + i, &p->rkey[i], &p->recent[i]);
 	fts__latch_flip(h);
 	store_pub(&h->pub[l & 1], p);
 	fts__latch_flip(h);
@@ -433,7 +442,7 @@ static void seg_get(const struct fts_calib *c, size_t pos, uint64_t *key, struct
 /* A segment as a line: value at its key (relative to oy) and slope, ns per tick. */
 #if FTS__CHECKING
 /* The writer's list, whole: keys rising and before the newest sample, each chunk's
- * first key the directory's. Checked after each compaction, and after every 64th
+ * first key the directory's, the state's copy of the last final ones theirs. Checked after each compaction, and after every 64th
  * final segment published. */
 static int list_ok(const struct fts_calib *c)
 {
@@ -448,6 +457,10 @@ static int list_ok(const struct fts_calib *c)
 			return 0;
 		if (i < p->nfinal && i % FTS__CHUNK_RECS == 0 &&
 		    c->dir[p->dir][i / FTS__CHUNK_RECS].first != key)
+			return 0;
+		if (i < p->nfinal && i + p->nrecent >= p->nfinal &&   /* the state's copy */
+		    (p->rkey[i + p->nrecent - p->nfinal] != key ||
+		     memcmp(&p->recent[i + p->nrecent - p->nfinal], &r, sizeof(r))))
 			return 0;
 		prev = key;
 	}

@@ -67,20 +67,23 @@ int fts_calib_convert(const struct fts_calib *c, uint64_t counter, int64_t *ref_
 	return 0;
 }
 
-/* Segment i of state p of any history, checked as a reader checks: -1 if p has no
- * segment i. */
+/* Segment i of state p of any history, checked as a reader checks, from where a look-up
+ * finds it (the newest final ones from the state's copy): -1 if p has no segment i. */
 int fts__pub_segment(const struct fts_calib *c, const struct fts__pub *p, size_t i, uint64_t *key,
 		     struct fts__rec *r)
 {
-	uint32_t nf = FTS__LD(p->nfinal), np = FTS__LD(p->nprov), k;
+	uint32_t nf = FTS__LD(p->nfinal), np = FTS__LD(p->nprov), nr = FTS__LD(p->nrecent), k;
 	struct fts__line l;
 
-	if (np > FTS__MAX_PROV || i >= (size_t)nf + np ||
-	    ((uint64_t)nf + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS > c->dircap)
+	if (np > FTS__MAX_PROV || nr > FTS__PUB_RECENT || nr > nf || i >= (size_t)nf + np ||
+	    ((uint64_t)nf - nr + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS > c->dircap)
 		return -1;
 	if (i >= nf) {
 		*key = FTS__LD(p->pkey[i - nf]);
 		fts__rec_load(c, &p->prov[i - nf], &l);
+	} else if (i >= nf - nr) {
+		*key = FTS__LD(p->rkey[i - (nf - nr)]);
+		fts__rec_load(c, &p->recent[i - (nf - nr)], &l);
 	} else {
 		k = FTS__LD(c->dir[FTS__LD(p->dir) & 1][i / FTS__CHUNK_RECS].chunk);
 		if (k >= c->dircap)

@@ -7,7 +7,9 @@
  * chunks of FTS__CHUNK_RECS, listed in order by a directory; the few after them that the
  * next samples may still change (provisional), and the lines carried on before the first
  * key (head) and after the newest sample (tail), sit in the published state itself.
- * A look-up takes the directory (a few KiB) in rounds of independent loads; then the
+ * The state also carries the newest final segments (recent), so that a recent
+ * stamp's look-up, the common case, ends in the state's own page. Any other takes
+ * the directory (a few KiB) in rounds of independent loads; then the
  * chunk's index, one cache line a level (FTS__SUM_KEYS: the writer's own, never
  * published) or, in a view of a history written elsewhere, the chunk's keys in rounds
  * of independent loads; then the key's line, its segments' lines fetched with it.
@@ -33,6 +35,7 @@
 
 #define FTS__CHUNK_RECS 256   /* fts__chunk_search's rounds assume 256 */
 #define FTS__MAX_PROV 8      /* provisional segments at most */
+#define FTS__PUB_RECENT 8    /* final segments copied into the state, the newest */
 
 #define FTS__SEG_STEP 1u     /* the segment holds a step (rule 7) */
 #define FTS__SEG_FAST 2u     /* rising, and its line fits 64 bits over its whole span */
@@ -66,16 +69,21 @@ struct fts__end {
 };
 
 /* One published state. Chunk k of the final list holds FTS__CHUNK_RECS segments, the
- * last one the rest. */
+ * last one the rest. The last nrecent final segments are read from the state, from
+ * rkey and recent, never from the chunks: so that a look-up of a stamp they cover
+ * touches no page but the state's. publish() (calib.c) copies them there from the
+ * chunks, where the writer keeps them too, into every state it publishes. */
 struct fts__pub {
 	uint64_t newest;              /* counter of the newest sample; 0: no segment yet */
 	uint32_t nfinal;              /* final segments */
 	uint32_t dir;                 /* 0 or 1: the directory that lists their chunks */
 	uint32_t nprov;               /* provisional segments after them */
-	uint32_t pad;
+	uint32_t nrecent;             /* the final ones copied: min(nfinal, FTS__PUB_RECENT) */
 	struct fts__end head, tail;
 	uint64_t pkey[FTS__MAX_PROV];
 	struct fts__rec prov[FTS__MAX_PROV];
+	uint64_t rkey[FTS__PUB_RECENT];
+	struct fts__rec recent[FTS__PUB_RECENT];
 };
 
 /* The start of a history's region: the latch and the two states. The two directories
@@ -279,20 +287,42 @@ static inline uint32_t fts__sum_search(const uint64_t *sum, const struct fts__ch
 	return 8 * l + i;
 }
 
+/* Segment i of the n the state itself keys (keys, recs: the provisional ones, or the
+ * recent copy), where x lies (keys[0] <= x), its line in l, up to end after the last. */
+static inline int fts__state_line(const struct fts_calib *c, const uint64_t *keys,
+				  const struct fts__rec *recs, uint32_t n, uint64_t end, uint64_t x,
+				  struct fts__line *l)
+{
+	uint32_t i = fts__search(keys, n, x, sizeof(uint64_t));
+
+	l->c0 = FTS__LD(keys[i]);
+	l->c1 = i + 1 < n ? FTS__LD(keys[i + 1]) : end;
+	fts__rec_load(c, &recs[i], l);
+	l->grow = 0;
+	return 0;
+}
+
 /* Look x up in state p without the latch: the caller retries. Every index and count is
  * checked, so a torn or hostile copy gives a wrong answer, never a wild read.
+ * The list's end is read from the state (the copy of the newest final segments, then
+ * the provisional ones), the rest from the chunks: each segment from one place, as
+ * fts__pub_segment gives it, even in a memory whose copy and chunks disagree.
  * -ENODATA (no segment, or a state that is not one), -1 (before the first key), 1
  * (after the newest sample), or 0 (inside), with the line in l. */
 static inline int fts__pub_lookup(const struct fts_calib *c, const struct fts__pub *p, uint64_t x,
 				  struct fts__line *l)
 {
-	uint64_t newest = FTS__LD(p->newest);
-	uint32_t nf = FTS__LD(p->nfinal), np = FTS__LD(p->nprov), nc, d, m, i, di;
+	uint64_t newest = FTS__LD(p->newest), after;
+	uint32_t nf = FTS__LD(p->nfinal), np = FTS__LD(p->nprov), nr = FTS__LD(p->nrecent), nc, d,
+		 m, i, di;
 	const struct fts__dirent *dir;
 	const struct fts__chunk *ch;
 
+	if (!newest || np > FTS__MAX_PROV || nr > FTS__PUB_RECENT || nr > nf || nf + np == 0)
+		goto none;
+	nf -= nr;   /* from here on, the final segments read from the chunks */
 	nc = (uint32_t)(((uint64_t)nf + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS);
-	if (!newest || np > FTS__MAX_PROV || nc > c->dircap || nf + np == 0)
+	if (nc > c->dircap)
 		goto none;
 	if (x < FTS__LD(p->head.key)) {
 		fts__end_load(c, &p->head, l);
@@ -302,17 +332,17 @@ static inline int fts__pub_lookup(const struct fts_calib *c, const struct fts__p
 		fts__end_load(c, &p->tail, l);
 		return 1;
 	}
-	if (np && (nf == 0 || x >= FTS__LD(p->pkey[0]))) {
-		i = fts__search(p->pkey, np, x, sizeof(uint64_t));
-		l->c0 = FTS__LD(p->pkey[i]);
-		l->c1 = i + 1 < np ? FTS__LD(p->pkey[i + 1]) : newest;
-		fts__rec_load(c, &p->prov[i], l);
-		l->grow = 0;
-		return 0;
-	}
+	/* Recent stamps are the common case: the state's own segments first. */
+	if (np && (nf + nr == 0 || x >= FTS__LD(p->pkey[0])))
+		return fts__state_line(c, p->pkey, p->prov, np, newest, x, l);
+	after = np ? FTS__LD(p->pkey[0]) : newest;   /* where the final list ends */
+	if (nr && (nf == 0 || x >= FTS__LD(p->rkey[0])))
+		return fts__state_line(c, p->rkey, p->recent, nr, after, x, l);
+	if (nr)
+		after = FTS__LD(p->rkey[0]);   /* where the chunks' part ends */
 	di = FTS__LD(p->dir) & 1;
 	dir = c->dir[di];
-	/* Recent stamps are the common case: the last chunk first. */
+	/* Then the last chunk. */
 	d = nc - 1;
 	if (x < FTS__LD(dir[d].first))
 		d = fts__dir_search(dir, nc - 1, x);
@@ -321,10 +351,7 @@ static inline int fts__pub_lookup(const struct fts_calib *c, const struct fts__p
 		goto none;
 	ch = fts__chunk_at(c, di);
 	m = d + 1 < nc ? FTS__CHUNK_RECS : nf - d * FTS__CHUNK_RECS;
-	/* in the last chunk, the last segment first (a recent stamp): elsewhere the search */
-	if (d + 1 == nc && x >= FTS__LD(ch->key[m - 1]))
-		i = m - 1;
-	else if (m == FTS__CHUNK_RECS && c->sum)
+	if (m == FTS__CHUNK_RECS && c->sum)
 		i = fts__sum_search(c->sum + (size_t)di * FTS__SUM_KEYS, ch, x);
 	else if (m == FTS__CHUNK_RECS)
 		i = fts__chunk_search(ch, x);
@@ -336,7 +363,7 @@ static inline int fts__pub_lookup(const struct fts_calib *c, const struct fts__p
 	else if (d + 1 < nc)
 		l->c1 = FTS__LD(dir[d + 1].first);
 	else
-		l->c1 = np ? FTS__LD(p->pkey[0]) : newest;
+		l->c1 = after;
 	fts__rec_load(c, &ch->rec[i], l);
 	l->grow = 0;
 	return 0;

@@ -76,7 +76,7 @@
 #include "warp.h"
 
 #define FTS__SHM_MAGIC "FSTMPSHM"
-#define FTS__SHM_VERSION 1
+#define FTS__SHM_VERSION 2   /* 2: the states carry the newest final segments (history.h) */
 #define FTS__SHM_HEAD 512   /* the header, then the region: one page holds both starts */
 #define FTS__SHM_BEAT_NS 100000000LL     /* the publisher beats at least this often */
 #define FTS__SHM_STALE_NS 1000000000LL   /* a beat older than this: not alive */

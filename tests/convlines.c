@@ -7,6 +7,11 @@
  *                     sample: the fresh path)
  *   convlines old     a stamp stored after the history's first samples and before
  *                     its latest (inside it: no clock read)
+ *   convlines recent  a history of its own (fts_calib_new), fed 2,000 samples 100 ms
+ *                     apart whose rate moves 40 ppm every 8 (a segment each), and
+ *                     one fts_calib_convert of a counter value 30 samples back (in its
+ *                     newest final segments: the copy its published state carries)
+ *   convlines deep    the same, 400 samples back (in its chunks: the index's walk)
  *   convlines first   no valgrind: the process's first conversion, timed (ns, on
  *                     CLOCK_MONOTONIC), between two getpid system calls that mark it
  *                     for strace, the page faults it took, and the history it used
@@ -55,6 +60,35 @@ __attribute__((noinline)) static int counted(const fast_timestamp_t *s, int64_t 
 	CALLGRIND_STOP_INSTRUMENTATION;
 	return rc + line[0];
 }
+
+/* convlines recent and deep: the history, and the one fts_calib_convert counted. */
+static int counted_history(int back)
+{
+	_Alignas(64) volatile char line[64];
+	struct fts_calib *c = fts_calib_new();
+	uint64_t x = 1000000000, key[2000];
+	int64_t r = 1700000000000000000, ns, err;
+	int rc;
+
+	if (!c)
+		return 1;
+	for (int i = 0; i < 2000; i++) {
+		x += 260000000;   /* 100 ms at 2.6 GHz, 20 ppm fast or slow */
+		r += 100000000 + ((i / 8) % 2 ? 2000 : -2000);
+		if (fts_calib_add(c, x - 100, r, x + 100) < 0)
+			return 1;
+		key[i] = x;
+	}
+	x = key[2000 - 1 - back] + 1234567;
+	if (fts_calib_convert(c, x, &ns, &err) < 0)   /* what a first call alone reads */
+		return 1;
+	line[0] = 0;
+	CALLGRIND_START_INSTRUMENTATION;
+	rc = fts_calib_convert(c, x, &ns, &err);
+	CALLGRIND_STOP_INSTRUMENTATION;
+	fts_calib_free(c);
+	return (rc < 0) + line[0];
+}
 #endif
 
 /* The marks of the path traced (scripts/conversion-path): global, never inlined. */
@@ -80,8 +114,10 @@ int main(int argc, char **argv)
 	if (argc != 2 || (strcmp(argv[1], "fresh") && strcmp(argv[1], "old") &&
 			  strcmp(argv[1], "first") && strcmp(argv[1], "path-fresh") &&
 			  strcmp(argv[1], "path-old") && strcmp(argv[1], "path-late") &&
-			  strcmp(argv[1], "path-kept"))) {
-		fprintf(stderr, "usage: convlines fresh|old|first|path-fresh|path-old|path-late|path-kept\n");
+			  strcmp(argv[1], "path-kept") && strcmp(argv[1], "recent") &&
+			  strcmp(argv[1], "deep"))) {
+		fprintf(stderr, "usage: convlines fresh|old|recent|deep|first|path-fresh|path-old|"
+				"path-late|path-kept\n");
 		return 2;
 	}
 	if (!strncmp(argv[1], "path-", 5)) {
@@ -140,6 +176,11 @@ int main(int argc, char **argv)
 	printf("SKIP: built without valgrind/callgrind.h\n");
 	return 77;
 #else
+	if (!strcmp(argv[1], "recent") || !strcmp(argv[1], "deep")) {
+		rc = counted_history(!strcmp(argv[1], "recent") ? 30 : 400);
+		printf("converted %s %d\n", argv[1], rc);
+		return rc;
+	}
 	fresh = !strcmp(argv[1], "fresh");
 	store_fast_timestamp(&s);   /* the first conversion makes the history ... */
 	if (fts_convert(&s, &ns, NULL) < 0)

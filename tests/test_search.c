@@ -3,8 +3,10 @@
  * the writer's (fts__sum_search), each against the plain binary search (fts__search)
  * on rising lists of every length, and within its list on lists that do not rise (a
  * hostile memory). Then a writer's history, with merges: every segment found through
- * its index, or without it as another process reads the history, is the one the keys
- * give. */
+ * its index, or without it as another process reads the history, or in the state's
+ * copy of the newest, is the one the list holds; and a state whose counts exceed its
+ * room is refused. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -129,24 +131,45 @@ static void dir_search_matches(void **state)
 	free(dir);
 }
 
-/* Every segment of history c's published state, found at its key and at one before
- * the next key, is the one whose key the list holds. Returns how many chunks hold its
- * final segments. */
+/* Final segment i of state p as its chunk holds it. */
+static void listed(const struct fts_calib *c, const struct fts__pub *p, uint32_t i, uint64_t *key,
+		   struct fts__rec *r)
+{
+	const struct fts__chunk *ch =
+		fts__chunk_at(c, c->dir[p->dir & 1][i / FTS__CHUNK_RECS].chunk);
+
+	*key = ch->key[i % FTS__CHUNK_RECS];
+	*r = ch->rec[i % FTS__CHUNK_RECS];
+	r->flags &= c->flags_ok;
+}
+
+/* Every final segment of history c's published state, found at its key and at one
+ * before the next key, is the one its chunk holds: its key, its end, its line; the
+ * newest through the state's copy of them, the others through the chunks; and
+ * fts__pub_segment gives it. Returns how many chunks hold them. */
 static uint32_t found_as_listed(const struct fts_calib *c)
 {
 	const struct fts__pub *p = fts__pub_of(c, fts__latch_begin(c));
 	uint32_t nf = FTS__LD(p->nfinal), chunks = 0;
 	uint64_t key, next;
-	struct fts__rec r;
+	struct fts__rec r, rn;
 	struct fts__line l;
 
-	for (uint32_t i = 0; i + 1 < nf; i++) {
-		assert_int_equal(fts__pub_segment(c, p, i, &key, &r), 0);
-		assert_int_equal(fts__pub_segment(c, p, i + 1, &next, &r), 0);
+	assert_int_equal(p->nrecent, nf < FTS__PUB_RECENT ? nf : FTS__PUB_RECENT);
+	for (uint32_t i = 0; i < nf; i++) {
+		listed(c, p, i, &key, &r);
+		assert_int_equal(fts__pub_segment(c, p, i, &next, &rn), 0);
+		assert_true(next == key && memcmp(&r, &rn, sizeof(r)) == 0);
+		if (i + 1 < nf)
+			listed(c, p, i + 1, &next, &rn);
+		else
+			next = p->nprov ? p->pkey[0] : p->newest;
 		assert_int_equal(fts__calib_find(c, key, &l), 0);
-		assert_true(l.c0 == key);
+		assert_true(l.c0 == key && l.c1 == next);
+		assert_true(l.r0 == r.r0 && l.mult == r.mult && l.err == r.err &&
+			    l.shift == r.shift && l.flags == r.flags);
 		assert_int_equal(fts__calib_find(c, next - 1, &l), 0);
-		assert_true(l.c0 == key);
+		assert_true(l.c0 == key && l.c1 == next);
 		chunks += i % FTS__CHUNK_RECS == 0;
 	}
 	return chunks;
@@ -184,12 +207,58 @@ static void writer_index(void **state)
 	fts_calib_free(c);
 }
 
+/* A state whose counts exceed the room the state has for them (a hostile memory):
+ * every look-up refuses it (ENODATA) and reads nothing past the state. The history is
+ * a writer's, the state a copy of its published one, read through a view of the copy. */
+static void hostile_counts(void **state)
+{
+	struct fts_calib *c = fts_calib_new(), view;
+	struct fts__hot *h = malloc(sizeof(*h));
+	struct daysim d = { 0 };
+	struct fts__pub *p;
+	struct fts__line l;
+	uint64_t key;
+	struct fts__rec r;
+
+	(void)state;
+	assert_non_null(c);
+	assert_non_null(h);
+	assert_int_equal(daysim_ntp(&d, 3000, 7), 0);
+	for (size_t i = 0; i < d.nsamp; i++)
+		assert_int_equal(fts_calib_add(c, d.b[i], d.r[i], d.a[i]), 0);
+	memcpy(h, c->hot, sizeof(*h));
+	view = *c;
+	view.w = NULL;
+	view.sum = NULL;
+	view.hot = h;
+	p = &h->pub[h->latch & 1];
+	assert_true(p->nfinal > FTS__PUB_RECENT && p->nrecent == FTS__PUB_RECENT);
+	key = p->rkey[0];
+	assert_int_equal(fts__calib_find(&view, key, &l), 0);   /* the copy as it is */
+	assert_true(l.c0 == key);
+	p->nrecent = FTS__PUB_RECENT + 1;
+	assert_int_equal(fts__calib_find(&view, key, &l), -ENODATA);
+	assert_int_equal(fts__pub_segment(&view, p, 0, &key, &r), -1);
+	p->nrecent = FTS__PUB_RECENT;
+	p->nprov = FTS__MAX_PROV + 1;
+	assert_int_equal(fts__calib_find(&view, key, &l), -ENODATA);
+	assert_int_equal(fts__pub_segment(&view, p, 0, &key, &r), -1);
+	p->nprov = 0;
+	p->nfinal = 3;   /* fewer final segments than the copy says */
+	assert_int_equal(fts__calib_find(&view, key, &l), -ENODATA);
+	assert_int_equal(fts__pub_segment(&view, p, 0, &key, &r), -1);
+	daysim_free(&d);
+	free(h);
+	fts_calib_free(c);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(chunk_search_matches),
 		cmocka_unit_test(dir_search_matches),
 		cmocka_unit_test(writer_index),
+		cmocka_unit_test(hostile_counts),
 	};
 	return fts_test_run(tests, argc, argv);
 }
