@@ -1,7 +1,8 @@
 /* test_arch.c - the architecture backend: the counter read, the backend decision by
  * clocksource, the parsers behind the frequency hints, and what fts_get_info reports.
  * Built for every architecture (natively and under emulation by the cross stage).
- * FASTSTAMP_TEST_EMULATED=1 (set by CTest in cross builds) relaxes the one accuracy
+ * The clock reads: through the vDSO where the process has one. FASTSTAMP_TEST_EMULATED=1
+ * (set by CTest in cross builds) relaxes the one accuracy
  * assertion; every decision and bound assertion runs in full. */
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <time.h>
 #include <cmocka.h>
 
@@ -23,6 +25,7 @@
 #include "arch.h"
 #include "clock.h"
 #include "freq.h"
+#include "now.h"
 #include "sysfs.h"
 #include "warp.h"
 
@@ -410,6 +413,47 @@ static void bracketed_stamps(void **state)
 	}
 }
 
+/* The library's clock read (fts__now) goes to the vDSO's clock_gettime wherever the
+ * process has a vDSO on an architecture whose name for it the library knows (not under
+ * valgrind, or an emulator without one: libc's then); each clock it reads lies between
+ * two of libc's reads; a clock that does not exist gives -EINVAL, from either function,
+ * and leaves the result alone. */
+static void clock_reads(void **state)
+{
+	static const clockid_t ids[] = { CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW,
+					 CLOCK_BOOTTIME, CLOCK_TAI, CLOCK_REALTIME_COARSE,
+					 CLOCK_MONOTONIC_COARSE };
+	int vdso, named = 0;
+	fts__gettime_fn f = fts__gettime_find(&vdso);
+	struct timespec ts;
+	int64_t ns = 42;
+	(void)state;
+
+#if defined(__x86_64__) || defined(__aarch64__) || (defined(__riscv) && __riscv_xlen == 64)
+	named = 1;
+#endif
+	print_message("  clock reads through %s\n", vdso ? "the vDSO" : "libc");
+	assert_int_equal(vdso, named && getauxval(AT_SYSINFO_EHDR) != 0);
+	assert_true(vdso ? f != fts__libc_gettime : f == fts__libc_gettime);
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		for (int round = 0; round < 1000; round++) {
+			struct timespec a, b;
+			int64_t na, nb, got;
+
+			assert_int_equal(clock_gettime(ids[i], &a), 0);
+			assert_int_equal(fts__now(ids[i], &got), 0);
+			assert_int_equal(clock_gettime(ids[i], &b), 0);
+			na = (int64_t)a.tv_sec * 1000000000 + a.tv_nsec;
+			nb = (int64_t)b.tv_sec * 1000000000 + b.tv_nsec;
+			assert_true(na <= got && got <= nb);
+		}
+	}
+	assert_int_equal(f((clockid_t)99, &ts), -EINVAL);
+	assert_int_equal(fts__libc_gettime((clockid_t)99, &ts), -EINVAL);
+	assert_int_equal(fts__now((clockid_t)99, &ns), -EINVAL);
+	assert_true(ns == 42);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -421,6 +465,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(x86_clocksource_names),
 		cmocka_unit_test(info_agrees),
 		cmocka_unit_test(bracketed_stamps),
+		cmocka_unit_test(clock_reads),
 	};
 	return fts_test_run(tests, argc, argv);
 }
