@@ -442,8 +442,8 @@ static void seg_get(const struct fts_calib *c, size_t pos, uint64_t *key, struct
 /* A segment as a line: value at its key (relative to oy) and slope, ns per tick. */
 #if FTS__CHECKING
 /* The writer's list, whole: keys rising and before the newest sample, each chunk's
- * first key the directory's, the state's copy of the last final ones theirs. Checked after each compaction, and after every 64th
- * final segment published. */
+ * first key the directory's, the state's copy of the last final ones theirs. Checked
+ * after each compaction, and after every 64th final segment published. */
 static int list_ok(const struct fts_calib *c)
 {
 	const struct fts__pub *p = &c->w->pub;
