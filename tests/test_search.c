@@ -208,8 +208,9 @@ static void writer_index(void **state)
 }
 
 /* A state whose counts exceed the room the state has for them (a hostile memory):
- * every look-up refuses it (ENODATA) and reads nothing past the state. The history is
- * a writer's, the state a copy of its published one, read through a view of the copy. */
+ * every look-up refuses it (ENODATA), and so does fts__pub_segment, before reading by
+ * them. The history is a writer's, the state a copy of its published one, read through
+ * a view of the copy. */
 static void hostile_counts(void **state)
 {
 	struct fts_calib *c = fts_calib_new(), view;
