@@ -31,7 +31,7 @@
 #define FRESH_SPAN_NS 10000000
 #define FRESH_GROW_NS 50
 #define FRESH_CHAIN_NS 100000000   /* the sampler's period */
-#define FRESH_TRIES 3              /* the sampler's line: the narrowest of this many reads */
+#define FRESH_TRIES 3              /* a line from the narrowest of this many reads */
 
 /* The last counter value a chain of renewals from tail's key may bridge from:
  * FRESH_CHAIN_NS in ticks at its rate, in a 64-bit division (no call into the 128-bit
@@ -139,22 +139,22 @@ FTS__HOT static int narrow(int k, uint64_t err)
 }
 
 /* After a read that agreed with fwd, taken after generation gen was read: the epoch and
- * the narrowest of tries reads more make the line, if that one is as narrow as the
- * narrowest seen. A conversion calls it only after a read that was narrow (a warm one),
- * with one read more: the first read after idle is not narrow, and reads no more than
- * the clock. The sampler, after each round, calls it whatever its own read was, with
- * FRESH_TRIES: the line it makes from the new tail carries the chain on
- * (FRESH_CHAIN_NS) and serves milliseconds of stamps. */
+ * the narrowest of a few reads more make the line, if that one is as narrow as the
+ * narrowest seen. A conversion calls it only after a read that was narrow (a warm one):
+ * the first read after idle is not, and reads no more than the clock. The sampler,
+ * after each round, calls it whatever its own read was: the line it makes from the new
+ * tail carries the chain on (FRESH_CHAIN_NS). */
 FTS__PATH(7) static void make(int k, const struct fts__line *fwd, const struct fts__line *rate,
-			  unsigned gen, uint64_t chain_end, int tries)
+			  unsigned gen, uint64_t chain_end)
 {
 	struct fts__line best = { .err = UINT64_MAX }, again;
 	int64_t epoch;
 
-	/* the epoch before the reads the line is made from */
+	/* The epoch before the reads the line is made from. The line serves milliseconds
+	 * of stamps: the narrowest of a few reads. */
 	if (fts__clock_epoch(&epoch) < 0)
 		return;
-	for (int i = 0; i < tries; i++)
+	for (int i = 0; i < FRESH_TRIES; i++)
 		if (fts__clock_read(k, fwd, &again) == 0 && again.err < best.err)
 			best = again;
 	if (best.err != UINT64_MAX && narrow(k, best.err))
@@ -182,7 +182,7 @@ void fts__fresh_rebase(void)
 		    fts__line_convert(&tail, 1, m.c0, &p, &bound) < 0 ||
 		    (p > m.r0 ? p - m.r0 : m.r0 - p) > bound + (int64_t)m.err)
 			continue;
-		make(k, &tail, rate_of(h, &tail, &seg), gen, 0, FRESH_TRIES);
+		make(k, &tail, rate_of(h, &tail, &seg), gen, 0);
 	}
 }
 
@@ -266,7 +266,7 @@ FTS__PATH(2) int fts__fresh_renew(int k, const struct fts__fresh_view *f, uint64
 	/* after idle the read is not narrow, and make() is not called (nor brought in); a
 	 * tail just taken is kept instead, for the renewals after it */
 	if (narrow(k, read.err))
-		make(k, &fwd, NULL, gen, chain_end, 1);
+		make(k, &fwd, NULL, gen, chain_end);
 	else if (took)
 		keep(k, &fwd, chain_end, skew, gen);
 	return 1;
@@ -293,7 +293,7 @@ FTS__HOT int fts__fresh_read_after(int k, uint64_t x, struct fts__line *m)
 		kept = (p > m->r0 ? p - m->r0 : m->r0 - p) <= bound + (int64_t)m->err;
 		if (kept && narrow(k, m->err)) {
 			struct fts__line seg;
-			make(k, &tail, rate_of(h, &tail, &seg), gen, 0, 1);
+			make(k, &tail, rate_of(h, &tail, &seg), gen, 0);
 		}
 		/* It left it (a step, a new rate): a sample now in a history of the
 		 * process's own, so that x lies inside it, between samples that hold the

@@ -24,9 +24,8 @@
  * in .text), from a page's start (0, FTS__PATH_START: fts_convert): 1 what it shares
  * with the other entry points, 2-4 a fresh stamp's (the fresh line renewed from one
  * clock read, fresh.c), 5 an old stamp's (inside the history), 6 the entry for the
- * other clocks, 7 what follows a narrow read (the line made from it). fts_convert's
- * fresh stamps then run in two pages, its old ones in three (scripts/conversion-path
- * counts them). */
+ * other clocks, 7 what follows a narrow read. fts_convert's fresh stamps then run in
+ * two pages, its old ones in three (scripts/conversion-path counts them). */
 #define FTS__HOT __attribute__((hot))
 #define FTS__PATH(n) __attribute__((hot, section(".text.sorted.fts_" #n)))
 #define FTS__PATH_START __attribute__((aligned(4096)))
