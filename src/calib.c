@@ -803,54 +803,64 @@ static size_t sum_len(uint32_t dircap)
 }
 
 /* A history over a region of memory: the caller's (zeroed, len from fts__calib_dims), or
- * reserved here when region is NULL (pages come as chunks fill). */
-struct fts_calib *fts__calib_new_at(const struct fts_calib_opts *opts, void *region, size_t len)
+ * reserved here when region is NULL (pages come as chunks fill), in *c; 0, or -errno
+ * with *c left alone. */
+int fts__calib_init_at(struct fts_calib *c, const struct fts_calib_opts *opts, void *region,
+		       size_t len)
 {
 	struct fts_calib_opts o;
-	struct fts_calib *c;
+	struct fts_calib v = { 0 };
 	struct fts__writer *w;
 	uint32_t dircap;
 	size_t need, recs;
 	int rc;
 
 	if ((rc = fts__calib_dims(opts, &dircap, &need, &recs)) < 0 || (region && len < need))
-		return fts__fail_null(rc < 0 ? -rc : EINVAL);
+		return rc < 0 ? rc : -EINVAL;
 	opts_read(opts, &o);
-	c = calloc(1, sizeof(*c));
 	w = calloc(1, sizeof(*w));
 	if (!region) {
 		region = mmap(NULL, need, PROT_READ | PROT_WRITE,
 			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (region == MAP_FAILED)
-			region = NULL;
-		else if (c)
-			c->region = region;
+		v.region = region = region == MAP_FAILED ? NULL : region;
 	}
 	if (w)
 		w->spare = malloc((size_t)dircap * sizeof(*w->spare));
-	if (c) {
-		c->sum = mmap(NULL, sum_len(dircap), PROT_READ | PROT_WRITE,
-			      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (c->sum == MAP_FAILED)
-			c->sum = NULL;
-	}
-	if (!c || !w || !w->spare || !region || !c->sum) {
-		if (c && c->region)
-			munmap(c->region, need);
-		if (c && c->sum)
-			munmap(c->sum, sum_len(dircap));
+	v.sum = mmap(NULL, sum_len(dircap), PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (v.sum == MAP_FAILED)
+		v.sum = NULL;
+	if (!w || !w->spare || !region || !v.sum) {
+		if (v.region)
+			munmap(v.region, need);
+		if (v.sum)
+			munmap(v.sum, sum_len(dircap));
 		if (w)
 			free(w->spare);
 		free(w);
-		free(c);
-		return fts__fail_null(ENOMEM);
+		return -ENOMEM;
 	}
-	fts__calib_layout(c, region, dircap);
-	c->region_len = need;
-	c->flags_ok = FTS__SEG_STEP | FTS__SEG_FAST;
-	c->w = w;
+	fts__calib_layout(&v, region, dircap);
+	v.region_len = need;
+	v.flags_ok = FTS__SEG_STEP | FTS__SEG_FAST;
+	v.w = w;
 	w->tol = (o.rate_tol_ppb ? o.rate_tol_ppb : DEFAULT_RATE_TOL_PPB) * 1e-9;
 	w->max_recs = recs;
+	*c = v;
+	return 0;
+}
+
+struct fts_calib *fts__calib_new_at(const struct fts_calib_opts *opts, void *region, size_t len)
+{
+	struct fts_calib *c = calloc(1, sizeof(*c));
+	int rc;
+
+	if (!c)
+		return fts__fail_null(ENOMEM);
+	if ((rc = fts__calib_init_at(c, opts, region, len)) < 0) {
+		free(c);
+		return fts__fail_null(-rc);
+	}
 	return c;
 }
 

@@ -23,6 +23,11 @@ int fts__calib_dims(const struct fts_calib_opts *opts, uint32_t *dircap, size_t 
 /* A history written in region (zeroed, len from fts__calib_dims, the caller's to unmap
  * after fts_calib_free), or in memory of its own (region NULL). */
 struct fts_calib *fts__calib_new_at(const struct fts_calib_opts *opts, void *region, size_t len);
+/* The same in the caller's struct *c, which the history never frees (the process clock
+ * keeps its own in its object's hot page, beside the pointers readers take to them):
+ * 0, or -errno with *c left alone. */
+int fts__calib_init_at(struct fts_calib *c, const struct fts_calib_opts *opts, void *region,
+		       size_t len);
 /* Point c's fields at a region of dircap chunks. */
 void fts__calib_layout(struct fts_calib *c, void *region, uint32_t dircap);
 /* A history read from a file or copied: room for n segments, put one by one (each

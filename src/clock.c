@@ -536,7 +536,7 @@ int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t er
 	uint32_t dircap;
 	size_t len, recs;
 	void *region;
-	int rc;
+	int rc = 0;
 
 	if (!FTS__HAVE_COUNTER || !fts__store_counter) {
 		snprintf(err, errlen, "no counter in use, stamps are clock readings: nothing to "
@@ -558,15 +558,12 @@ int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t er
 		return -1;
 	}
 	pc->period_ns = interval_ns;
-	for (int k = 0; k < FTS__NCLK; k++) {
-		__atomic_store_n(&pc->hot.hists[k], fts__calib_new_at(NULL, (char *)region + (size_t)k *
-								      fts__shm_stride(len), len),
-				 __ATOMIC_RELEASE);
-		if (!pc_hist(k))
-			break;
-	}
-	if (!pc_hist(FTS__NCLK - 1)) {
-		snprintf(err, errlen, "%s", strerror(errno));
+	for (int k = 0; k < FTS__NCLK && rc == 0; k++)
+		if ((rc = fts__calib_init_at(&pc->own[k].c, NULL,
+					     (char *)region + (size_t)k * fts__shm_stride(len), len)) == 0)
+			__atomic_store_n(&pc->hot.hists[k], &pc->own[k].c, __ATOMIC_RELEASE);
+	if (rc < 0) {
+		snprintf(err, errlen, "%s", strerror(-rc));
 		rc = -1;
 	} else if ((rc = fts__sampler_start_locked()) < 0) {
 		snprintf(err, errlen, "the first samples: %s", strerror(-rc));

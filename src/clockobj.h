@@ -71,6 +71,12 @@ struct clock_cold {
 /* The process clock (clock.h). */
 struct fts__clock {
 	struct fts__clock_hot hot;     /* first: clock.h reaches it there */
+	/* The histories hot.hists[] point to, once made: in the hot part's page (hot.ld),
+	 * not on the heap, so an old stamp's look-up takes no page more than the one its
+	 * segments lie in. */
+	struct {
+		_Alignas(64) struct fts_calib c;   /* what a reader reads in one line */
+	} own[FTS__NCLK];
 	pthread_mutex_t lock;          /* guards every write of the hot part, and all below */
 	/* Kept by every reset: */
 	void (*after_round)(void);     /* fts__clock_on_round(): set once, before a sampler */

@@ -102,6 +102,7 @@ struct fts__hot {
 
 struct fts__writer;
 
+/* What a reader reads first, in the first 64 bytes. */
 struct fts_calib {
 	struct fts__hot *hot;
 	struct fts__dirent *dir[2];   /* dircap entries each */
@@ -109,10 +110,10 @@ struct fts_calib {
 	uint32_t dircap;              /* the reader's own limit on every index */
 	uint32_t flags_ok;            /* segment flags this reader may trust */
 	int bounded;                  /* retries are bounded: another process writes */
+	uint64_t *sum;                /* the writer's index, dircap chunks'; NULL in a view */
 	void *region;                 /* what to unmap at free, and its length */
 	size_t region_len;
 	struct fts__writer *w;        /* NULL: a view of a history written elsewhere */
-	uint64_t *sum;                /* the writer's index, dircap chunks'; NULL in a view */
 };
 
 /* The region for dircap chunks: where the directories and the pool start, and its
@@ -302,53 +303,29 @@ static inline int fts__state_line(const struct fts_calib *c, const uint64_t *key
 	return 0;
 }
 
-/* Look x up in state p without the latch: the caller retries. Every index and count is
- * checked, so a torn or hostile copy gives a wrong answer, never a wild read.
- * The list's end is read from the state (the copy of the newest final segments, then
- * the provisional ones), the rest from the chunks: each segment from one place, as
- * fts__pub_segment gives it, even in a memory whose copy and chunks disagree.
- * -ENODATA (no segment, or a state that is not one), -1 (before the first key), 1
- * (after the newest sample), or 0 (inside), with the line in l. */
-static inline int fts__pub_lookup(const struct fts_calib *c, const struct fts__pub *p, uint64_t x,
-				  struct fts__line *l)
+/* The chunks' part of fts__pub_lookup: x among the nf final segments they hold for
+ * the state p (not the copy of the newest), which end at after. Out of line: the
+ * look-up of a recent stamp, the common case, ends in the state's page, and its code
+ * (inlined in the conversion's hot section) stays small without this walk. */
+static __attribute__((noinline, unused)) int fts__pub_chunks(const struct fts_calib *c,
+							     const struct fts__pub *p, uint32_t nf,
+							     uint64_t after, uint64_t x,
+							     struct fts__line *l)
 {
-	uint64_t newest = FTS__LD(p->newest), after;
-	uint32_t nf = FTS__LD(p->nfinal), np = FTS__LD(p->nprov), nr = FTS__LD(p->nrecent), nc, d,
-		 m, i, di;
-	const struct fts__dirent *dir;
+	uint32_t nc = (uint32_t)(((uint64_t)nf + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS), d, m,
+		 i, di = FTS__LD(p->dir) & 1;
+	const struct fts__dirent *dir = c->dir[di];
 	const struct fts__chunk *ch;
 
-	if (!newest || np > FTS__MAX_PROV || nr > FTS__PUB_RECENT || nr > nf || nf + np == 0)
-		goto none;
-	nf -= nr;   /* from here on, the final segments read from the chunks */
-	nc = (uint32_t)(((uint64_t)nf + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS);
-	if (nc > c->dircap)
-		goto none;
-	if (x < FTS__LD(p->head.key)) {
-		fts__end_load(c, &p->head, l);
-		return -1;
-	}
-	if (x > newest) {
-		fts__end_load(c, &p->tail, l);
-		return 1;
-	}
-	/* Recent stamps are the common case: the state's own segments first. */
-	if (np && (nf + nr == 0 || x >= FTS__LD(p->pkey[0])))
-		return fts__state_line(c, p->pkey, p->prov, np, newest, x, l);
-	after = np ? FTS__LD(p->pkey[0]) : newest;   /* where the final list ends */
-	if (nr && (nf == 0 || x >= FTS__LD(p->rkey[0])))
-		return fts__state_line(c, p->rkey, p->recent, nr, after, x, l);
-	if (nr)
-		after = FTS__LD(p->rkey[0]);   /* where the chunks' part ends */
-	di = FTS__LD(p->dir) & 1;
-	dir = c->dir[di];
-	/* Then the last chunk. */
+	/* The last chunk first. */
 	d = nc - 1;
 	if (x < FTS__LD(dir[d].first))
 		d = fts__dir_search(dir, nc - 1, x);
 	di = FTS__LD(dir[d].chunk);
-	if (di >= c->dircap)
-		goto none;
+	if (di >= c->dircap) {
+		*l = (struct fts__line){ .c0 = 1 };   /* well formed, matches nothing */
+		return -ENODATA;
+	}
 	ch = fts__chunk_at(c, di);
 	m = d + 1 < nc ? FTS__CHUNK_RECS : nf - d * FTS__CHUNK_RECS;
 	if (m == FTS__CHUNK_RECS && c->sum)
@@ -367,6 +344,42 @@ static inline int fts__pub_lookup(const struct fts_calib *c, const struct fts__p
 	fts__rec_load(c, &ch->rec[i], l);
 	l->grow = 0;
 	return 0;
+}
+
+/* Look x up in state p without the latch: the caller retries. Every index and count is
+ * checked, so a torn or hostile copy gives a wrong answer, never a wild read.
+ * The list's end is read from the state (the copy of the newest final segments, then
+ * the provisional ones), the rest from the chunks (fts__pub_chunks): each segment from
+ * one place, as fts__pub_segment gives it, even in a memory whose copy and chunks
+ * disagree.
+ * -ENODATA (no segment, or a state that is not one), -1 (before the first key), 1
+ * (after the newest sample), or 0 (inside), with the line in l. */
+static inline int fts__pub_lookup(const struct fts_calib *c, const struct fts__pub *p, uint64_t x,
+				  struct fts__line *l)
+{
+	uint64_t newest = FTS__LD(p->newest), after;
+	uint32_t nf = FTS__LD(p->nfinal), np = FTS__LD(p->nprov), nr = FTS__LD(p->nrecent);
+
+	if (!newest || np > FTS__MAX_PROV || nr > FTS__PUB_RECENT || nr > nf || nf + np == 0)
+		goto none;
+	nf -= nr;   /* from here on, the final segments read from the chunks */
+	if ((uint64_t)nf > (uint64_t)c->dircap * FTS__CHUNK_RECS)
+		goto none;   /* more chunks than the reader's limit */
+	if (x < FTS__LD(p->head.key)) {
+		fts__end_load(c, &p->head, l);
+		return -1;
+	}
+	if (x > newest) {
+		fts__end_load(c, &p->tail, l);
+		return 1;
+	}
+	/* Recent stamps are the common case: the state's own segments first. */
+	if (np && (nf + nr == 0 || x >= FTS__LD(p->pkey[0])))
+		return fts__state_line(c, p->pkey, p->prov, np, newest, x, l);
+	after = np ? FTS__LD(p->pkey[0]) : newest;   /* where the final list ends */
+	if (nr && (nf == 0 || x >= FTS__LD(p->rkey[0])))
+		return fts__state_line(c, p->rkey, p->recent, nr, after, x, l);
+	return fts__pub_chunks(c, p, nf, nr ? FTS__LD(p->rkey[0]) : after, x, l);
 none:
 	*l = (struct fts__line){ .c0 = 1 };   /* well formed, matches nothing */
 	return -ENODATA;

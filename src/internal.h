@@ -25,11 +25,12 @@
  * with the other entry points, 2-4 a fresh stamp's (the fresh line renewed from one
  * clock read, fresh.c), 5 an old stamp's (inside the history), 6 the entry for the
  * other clocks, 7 what follows a narrow read. fts_convert's fresh stamps then run in
- * two pages, its old ones in three (scripts/conversion-path counts them). */
+ * two pages, its old ones too (scripts/conversion-path counts them). */
 #define FTS__HOT __attribute__((hot))
 #define FTS__PATH(n) __attribute__((hot, section(".text.sorted.fts_" #n)))
 #define FTS__PATH_START __attribute__((aligned(4096)))
 #define FTS__HOT_DATA __attribute__((section(".data.fts_hot")))
+#define FTS__HOT_DATA_LAST __attribute__((section(".data.fts_hot_last")))
 #define FTS__ST(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
 /* ---- errors ---------------------------------------------------------------------- */

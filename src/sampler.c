@@ -251,10 +251,9 @@ int fts__sampler_sample_locked(const char *why)
 		return -EIO;
 	for (int k = 0; k < FTS__NCLK; k++) {
 		if (!pc_hist(k)) {
-			struct fts_calib *c = fts_calib_new();
-			if (!c)
-				return -ENOMEM;
-			__atomic_store_n(&pc->hot.hists[k], c, __ATOMIC_RELEASE);
+			if ((rc = fts__calib_init_at(&pc->own[k].c, NULL, NULL, 0)) < 0)
+				return rc;
+			__atomic_store_n(&pc->hot.hists[k], &pc->own[k].c, __ATOMIC_RELEASE);
 		}
 	}
 	if ((rc = take(&s)) < 0)

@@ -2,10 +2,11 @@
  * loaded into a link namespace of its own (dlmopen), so that both run their own clock
  * and history, as two programs would, while every sleep of the one run is shared.
  *
- *   coldab OLD.so NEW.so [ROUNDS]
+ *   coldab OLD.so NEW.so [ROUNDS [old]]
  *
  * For each sleep (0.5, 3 and 10 ms), ROUNDS times (default 200): sleep, store a stamp,
- * time one fts_convert of it; the builds and a clock_gettime(CLOCK_REALTIME) take
+ * time one fts_convert of it (with "old": of a stamp stored before the first sleep,
+ * inside both builds' histories, which reads no clock); the builds and a clock_gettime(CLOCK_REALTIME) take
  * turns, in an order that rotates every round, each after a sleep of its own. Prints,
  * per sleep, each one's p50 and p90 (ns, on the counter at its measured rate) and the
  * ratios: each build's p50 to clock_gettime's, and NEW's to OLD's. Counter builds on
@@ -16,6 +17,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #if defined(__x86_64__)
@@ -57,13 +59,13 @@ int main(int argc, char **argv)
 {
 	static const long gaps[] = { 500000, 3000000, 10000000 };
 	convert_fn f[2];
-	int rounds = argc > 3 ? atoi(argv[3]) : 200;
+	int rounds = argc > 3 ? atoi(argv[3]) : 200, old = argc > 4 && !strcmp(argv[4], "old");
 	double *v[3], tpn;
-	uint64_t s;
+	uint64_t s, s_old;
 	int64_t ns;
 
-	if (argc < 3 || argc > 4 || rounds < 10) {
-		fprintf(stderr, "usage: coldab OLD.so NEW.so [ROUNDS >= 10]\n");
+	if (argc < 3 || argc > 5 || rounds < 10 || (argc == 5 && !old)) {
+		fprintf(stderr, "usage: coldab OLD.so NEW.so [ROUNDS >= 10 [old]]\n");
 		return 2;
 	}
 	if (!(f[0] = load(argv[1])) || !(f[1] = load(argv[2])))
@@ -74,6 +76,7 @@ int main(int argc, char **argv)
 	s = __rdtsc();   /* the first conversions make each build's history */
 	if (f[0](&s, &ns, NULL) < 0 || f[1](&s, &ns, NULL) < 0)
 		return 1;
+	s_old = __rdtsc();
 	tpn = ticks_per_ns();   /* and a second of its samples pass */
 	nanosleep(&(struct timespec){ 1, 0 }, NULL);
 	printf("%-6s %-15s %-15s %-15s %8s %8s %8s\n", "sleep", "old p50 (p90)", "new p50 (p90)",
@@ -88,7 +91,7 @@ int main(int argc, char **argv)
 
 				nanosleep(&ts, NULL);
 				_mm_lfence();
-				s = __rdtsc();
+				s = old ? s_old : __rdtsc();
 				_mm_lfence();
 				t0 = __rdtsc();
 				if (who < 2)
