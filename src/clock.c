@@ -182,23 +182,11 @@ static void clock_id(struct fts__head *h, int with_hz)
 	fts__now(CLOCK_REALTIME, &h->created_ns);
 }
 
-FTS__PATH(5) int fts__clock_prepare(uint64_t newest)
+/* fts__clock_prepare's work when the history is not ready: out of the hot section. */
+__attribute__((noinline, cold)) static int prepare_slow(uint64_t c1)
 {
-	const struct fts_calib *h = realtime_hist();
-	uint64_t c1 = 0;
 	int rc;
 
-	note_use();
-	/* stamps the shared history holds convert whatever its publisher does; a newer
-	 * one needs it alive */
-	if (fts__attach_in_use(&pc->hot.attach) && attach_covers(newest))
-		return 0;
-	/* The common case in two loads: a history kept fresh by the sampler thread; without
-	 * the thread, one counter read more tells whether the history is due for a sample. */
-	if (h && (c1 = fts__calib_newest_counter(h)) &&
-	    (pc_running() ||
-	     src_counter() <= c1 + pc_period_ticks()))
-		return 0;
 	pthread_mutex_lock(&pc->lock);
 	if (attach_locked()) {
 		pthread_mutex_unlock(&pc->lock);
@@ -213,6 +201,25 @@ FTS__PATH(5) int fts__clock_prepare(uint64_t newest)
 	if (rc < 0 && fts_calib_count(fts__clock_history(FTS__CLK_REALTIME)) >= 2)
 		rc = 0;
 	return rc;
+}
+
+FTS__PATH(5) int fts__clock_prepare(uint64_t newest)
+{
+	const struct fts_calib *h = realtime_hist();
+	uint64_t c1 = 0;
+
+	note_use();
+	/* stamps the shared history holds convert whatever its publisher does; a newer
+	 * one needs it alive */
+	if (fts__attach_in_use(&pc->hot.attach) && attach_covers(newest))
+		return 0;
+	/* The common case in two loads: a history kept fresh by the sampler thread; without
+	 * the thread, one counter read more tells whether the history is due for a sample. */
+	if (h && (c1 = fts__calib_newest_counter(h)) &&
+	    (pc_running() ||
+	     src_counter() <= c1 + pc_period_ticks()))
+		return 0;
+	return prepare_slow(c1);
 }
 
 /* Clock k read through a source that is not the machine's (a test's), between two
@@ -260,7 +267,7 @@ FTS__PATH(3) static int read_line(int k, const struct fts__line *tail, struct ft
 	return 0;
 }
 
-FTS__PATH(3) int fts__clock_epoch(int64_t *e)
+FTS__PATH(1) int fts__clock_epoch(int64_t *e)
 {
 	const struct fts__source *src = &pc->hot.src;
 

@@ -105,7 +105,7 @@ __attribute__((cold, noinline)) static int first_read(clockid_t id, struct times
 	return f(id, ts);
 }
 
-FTS__PATH(4) int fts__now(clockid_t id, int64_t *ns)
+FTS__PATH(1) int fts__now(clockid_t id, int64_t *ns)
 {
 	fts__gettime_fn f = __atomic_load_n(&gettime, __ATOMIC_RELAXED);
 	struct timespec ts;
