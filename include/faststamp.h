@@ -189,9 +189,9 @@ static inline void fts_store_relaxed(fast_timestamp_t *stamp)
  * a day old; the same for a fresh one, stored and converted at once (rule 12's line
  * and one coarse clock read); a few times that for one stored before the last clock
  * read but past the newest sample (the bridge to that read, rule 11); after idle, a
- * fresh one pays cache and TLB misses, as the first clock_gettime after the same idle
- * does, and some more: more attached to faststamp serve, whose history another CPU
- * writes (docs/benchmark-notes.md has the figures).
+ * conversion, fresh or old, pays cache and TLB misses, as the first clock_gettime after
+ * the same idle does, and some more: more attached to faststamp serve, whose history
+ * another CPU writes (docs/benchmark-notes.md has the figures).
  * The first conversion in a process: of the order of 100 us with the machine's shared
  * history (mostly the socket's round trip to serve's answering thread and the first
  * fault on the mapping), a few ms calibrating its own, every clock's history (see

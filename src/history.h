@@ -102,7 +102,8 @@ struct fts__hot {
 
 struct fts__writer;
 
-/* What a reader reads first, in the first 64 bytes. */
+/* A history's handle: what a reader reads of it first, in its first 64 bytes (the
+ * process clock keeps its own handles a cache line each, clockobj.h). */
 struct fts_calib {
 	struct fts__hot *hot;
 	struct fts__dirent *dir[2];   /* dircap entries each */
