@@ -6,8 +6,9 @@
  *
  * For each sleep (0.5, 3 and 10 ms), ROUNDS times (default 200): sleep, store a stamp,
  * time one fts_convert of it (with "old": of a stamp stored before the first sleep,
- * inside both builds' histories, which reads no clock); the builds and a clock_gettime(CLOCK_REALTIME) take
- * turns, in an order that rotates every round, each after a sleep of its own. Prints,
+ * inside both builds' histories, which reads no clock); the builds and a
+ * clock_gettime(CLOCK_REALTIME) take turns, in an order that rotates every round, each
+ * after a sleep of its own. Prints,
  * per sleep, each one's p50 and p90 (ns, on the counter at its measured rate) and the
  * ratios: each build's p50 to clock_gettime's, and NEW's to OLD's. Counter builds on
  * x86_64 only (the timing reads the TSC). Exit 0, 1 when a build cannot be loaded or a
