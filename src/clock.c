@@ -566,7 +566,9 @@ int fts__clock_serve(const char *path, int64_t interval_ns, char *err, size_t er
 	}
 	pc->period_ns = interval_ns;
 	for (int k = 0; k < FTS__NCLK && rc == 0; k++)
-		rc = pc_hist_make(k, (char *)region + (size_t)k * fts__shm_stride(len), len);
+		if ((rc = fts__calib_init_at(&pc->own[k].c, NULL,
+					     (char *)region + (size_t)k * fts__shm_stride(len), len)) == 0)
+			__atomic_store_n(&pc->hot.hists[k], &pc->own[k].c, __ATOMIC_RELEASE);
 	if (rc < 0) {
 		snprintf(err, errlen, "%s", strerror(-rc));
 		rc = -1;

@@ -125,16 +125,6 @@ static inline struct fts_calib *pc_hist(int k)
 {
 	return __atomic_load_n(&pc->hot.hists[k], __ATOMIC_ACQUIRE);
 }
-/* Make clock k's history in the object (own[k]), over region (NULL: memory of its own)
- * and publish it: under the lock, once. 0, or -errno with none published. */
-static inline int pc_hist_make(int k, void *region, size_t len)
-{
-	int rc = fts__calib_init_at(&pc->own[k].c, NULL, region, len);
-
-	if (rc == 0)
-		__atomic_store_n(&pc->hot.hists[k], &pc->own[k].c, __ATOMIC_RELEASE);
-	return rc;
-}
 /* CLOCK_REALTIME's, the one the process clock is judged by. */
 static inline struct fts_calib *realtime_hist(void)
 {

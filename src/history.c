@@ -95,38 +95,3 @@ int fts__pub_segment(const struct fts_calib *c, const struct fts__pub *p, size_t
 				.flags = l.flags };
 	return 0;
 }
-
-int fts__pub_chunks(const struct fts_calib *c, const struct fts__pub *p, uint32_t nf,
-		    uint64_t after, uint64_t x, struct fts__line *l)
-{
-	uint32_t nc = (uint32_t)(((uint64_t)nf + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS), d, m,
-		 i, di = FTS__LD(p->dir) & 1;
-	const struct fts__dirent *dir = c->dir[di];
-	const struct fts__chunk *ch;
-
-	/* The last chunk first. */
-	d = nc - 1;
-	if (x < FTS__LD(dir[d].first))
-		d = fts__dir_search(dir, nc - 1, x);
-	di = FTS__LD(dir[d].chunk);
-	if (di >= c->dircap)
-		return -ENODATA;
-	ch = fts__chunk_at(c, di);
-	m = d + 1 < nc ? FTS__CHUNK_RECS : nf - d * FTS__CHUNK_RECS;
-	if (m == FTS__CHUNK_RECS && c->sum)
-		i = fts__sum_search(c->sum + (size_t)di * FTS__SUM_KEYS, ch, x);
-	else if (m == FTS__CHUNK_RECS)
-		i = fts__chunk_search(ch, x);
-	else
-		i = fts__search(ch->key, m, x, sizeof(uint64_t));
-	l->c0 = FTS__LD(ch->key[i]);
-	if (i + 1 < m)
-		l->c1 = FTS__LD(ch->key[i + 1]);
-	else if (d + 1 < nc)
-		l->c1 = FTS__LD(dir[d + 1].first);
-	else
-		l->c1 = after;
-	fts__rec_load(c, &ch->rec[i], l);
-	l->grow = 0;
-	return 0;
-}

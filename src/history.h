@@ -304,14 +304,48 @@ static inline int fts__state_line(const struct fts_calib *c, const uint64_t *key
 	return 0;
 }
 
-/* The chunks' part of fts__pub_lookup: x among the nf final segments (nf > 0) the
- * chunks hold for state p (not the copy of the newest), which end at after; 0 with its
- * line in l, or -ENODATA (a chunk index past the reader's limit). Out of line, in
- * history.c: the look-up of a recent stamp, the common case, ends in the state's page,
- * and its code (inlined in the conversion's hot section) stays small without this
- * walk. */
-int fts__pub_chunks(const struct fts_calib *c, const struct fts__pub *p, uint32_t nf,
-		    uint64_t after, uint64_t x, struct fts__line *l);
+/* The chunks' part of fts__pub_lookup: x among the nf final segments they hold for
+ * the state p (not the copy of the newest), which end at after. Out of line: the
+ * look-up of a recent stamp, the common case, ends in the state's page, and its code
+ * (inlined in the conversion's hot section) stays small without this walk. */
+static __attribute__((noinline, unused)) int fts__pub_chunks(const struct fts_calib *c,
+							     const struct fts__pub *p, uint32_t nf,
+							     uint64_t after, uint64_t x,
+							     struct fts__line *l)
+{
+	uint32_t nc = (uint32_t)(((uint64_t)nf + FTS__CHUNK_RECS - 1) / FTS__CHUNK_RECS), d, m,
+		 i, di = FTS__LD(p->dir) & 1;
+	const struct fts__dirent *dir = c->dir[di];
+	const struct fts__chunk *ch;
+
+	/* The last chunk first. */
+	d = nc - 1;
+	if (x < FTS__LD(dir[d].first))
+		d = fts__dir_search(dir, nc - 1, x);
+	di = FTS__LD(dir[d].chunk);
+	if (di >= c->dircap) {
+		*l = (struct fts__line){ .c0 = 1 };   /* well formed, matches nothing */
+		return -ENODATA;
+	}
+	ch = fts__chunk_at(c, di);
+	m = d + 1 < nc ? FTS__CHUNK_RECS : nf - d * FTS__CHUNK_RECS;
+	if (m == FTS__CHUNK_RECS && c->sum)
+		i = fts__sum_search(c->sum + (size_t)di * FTS__SUM_KEYS, ch, x);
+	else if (m == FTS__CHUNK_RECS)
+		i = fts__chunk_search(ch, x);
+	else
+		i = fts__search(ch->key, m, x, sizeof(uint64_t));
+	l->c0 = FTS__LD(ch->key[i]);
+	if (i + 1 < m)
+		l->c1 = FTS__LD(ch->key[i + 1]);
+	else if (d + 1 < nc)
+		l->c1 = FTS__LD(dir[d + 1].first);
+	else
+		l->c1 = after;
+	fts__rec_load(c, &ch->rec[i], l);
+	l->grow = 0;
+	return 0;
+}
 
 /* Look x up in state p without the latch: the caller retries. Every index and count is
  * checked, so a torn or hostile copy gives a wrong answer, never a wild read.
@@ -346,8 +380,7 @@ static inline int fts__pub_lookup(const struct fts_calib *c, const struct fts__p
 	after = np ? FTS__LD(p->pkey[0]) : newest;   /* where the final list ends */
 	if (nr && (nf == 0 || x >= FTS__LD(p->rkey[0])))
 		return fts__state_line(c, p->rkey, p->recent, nr, after, x, l);
-	if (fts__pub_chunks(c, p, nf, nr ? FTS__LD(p->rkey[0]) : after, x, l) == 0)
-		return 0;
+	return fts__pub_chunks(c, p, nf, nr ? FTS__LD(p->rkey[0]) : after, x, l);
 none:
 	*l = (struct fts__line){ .c0 = 1 };   /* well formed, matches nothing */
 	return -ENODATA;

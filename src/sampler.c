@@ -250,8 +250,11 @@ int fts__sampler_sample_locked(const char *why)
 	if (pc_faulted())
 		return -EIO;
 	for (int k = 0; k < FTS__NCLK; k++) {
-		if (!pc_hist(k) && (rc = pc_hist_make(k, NULL, 0)) < 0)
-			return rc;
+		if (!pc_hist(k)) {
+			if ((rc = fts__calib_init_at(&pc->own[k].c, NULL, NULL, 0)) < 0)
+				return rc;
+			__atomic_store_n(&pc->hot.hists[k], &pc->own[k].c, __ATOMIC_RELEASE);
+		}
 	}
 	if ((rc = take(&s)) < 0)
 		return rc;
